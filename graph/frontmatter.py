@@ -1,0 +1,135 @@
+"""Read the YAML front matter of a cache page.
+
+The public site writes every value but one on a single line as JSON, so each
+line is tried as JSON first; YAML parses the whole block only when that fails
+(older pages, hand-edited pages). Both give the same dict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import yaml
+
+from .errors import BadRecord
+
+try:  # libyaml when present: the same results, many times faster
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+# A plain word that YAML reads as a string too (not a number, bool or null).
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.@=+-]*")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "y", "n", "null"}
+
+
+def _plain(value: str) -> str | None:
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return None
+
+
+def _fast_value(value: str) -> Any:
+    """The value of a one-line field without YAML, or None when YAML must decide."""
+    if value[0] in "[{\"":
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    if value[0] == "[" and value[-1] == "]":
+        words = [_plain(w.strip()) for w in value[1:-1].split(",")]
+        return words if all(words) else None
+    return _plain(value)
+
+
+def decode_text(data: bytes) -> str:
+    """Decode a file's bytes as UTF-8 text, or say where it is not."""
+    if not data.strip():
+        raise BadRecord("empty file")
+    if b"\0" in data[:8192]:
+        raise BadRecord("binary file (NUL bytes), not a text page")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BadRecord(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}", line
+        ) from None
+
+
+def split_front_matter(text: str) -> tuple[list[str], int]:
+    """The lines between the opening and closing ``---``, and the line number of the first."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise BadRecord("no front matter: the first line is not '---'", 1)
+    for end in range(1, len(lines)):
+        if lines[end].strip() == "---":
+            return lines[1:end], 2
+    raise BadRecord("front matter is not closed by a '---' line", len(lines))
+
+
+def parse_front_matter(lines: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """Parse front-matter lines into a dict, and the line number of each top-level key."""
+    fields: dict[str, Any] = {}
+    key_lines: dict[str, int] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        key, sep, value = line.partition(":")
+        value = value.strip()
+        if not sep or line[:1].isspace() or not key:
+            return _parse_yaml(lines, first_line)
+        key_lines[key] = first_line + i
+        i += 1
+        if not value:  # a block list follows: "- item" or '- "key": value' lines
+            items = []
+            while i < len(lines) and (lines[i][:1].isspace() or not lines[i]):
+                if lines[i].strip():
+                    item = _list_item(lines[i])
+                    if item is None:
+                        return _parse_yaml(lines, first_line)
+                    items.append(item)
+                i += 1
+            fields[key] = items
+            continue
+        parsed = _fast_value(value)
+        if parsed is None:
+            return _parse_yaml(lines, first_line)
+        fields[key] = parsed
+    return fields, key_lines
+
+
+# '- "SPEC STRING": spec-3.json'; the public site never escaped quotes inside the
+# key (fflags="-qzerosize"), which YAML rejects, so the key runs to the last '":'.
+_MAPPING_ITEM = re.compile(r'\s*-\s*"(.*)"\s*:\s*(\S.*?)\s*')
+
+
+def _list_item(line: str) -> Any:
+    match = _MAPPING_ITEM.fullmatch(line)
+    if match:
+        return {match[1]: match[2]}
+    word = line.strip()
+    return _plain(word[1:].strip()) if word.startswith("-") else None
+
+
+def _parse_yaml(lines: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+    try:
+        node = yaml.load("\n".join(lines), Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = first_line + mark.line if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BadRecord(f"front matter is not valid YAML: {problem}", line) from None
+    if not isinstance(node, dict):
+        raise BadRecord(f"front matter is a {type(node).__name__}, not a mapping", first_line)
+    key_lines = {
+        line.partition(":")[0]: first_line + i
+        for i, line in enumerate(lines)
+        if line[:1].strip() and ":" in line
+    }
+    return {str(k): v for k, v in node.items()}, key_lines

@@ -1,0 +1,364 @@
+"""Load build-cache data from files into a CacheGraph, reporting whatever is wrong.
+
+Sources: cache pages (one file, or folders searched recursively), Spack spec
+files (``spec-N.json``) and Spack build-cache indices (``index.json``). A file
+or record that cannot be loaded is reported with its path, line where known,
+and the problem; everything else still loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import BadRecord
+from .frontmatter import decode_text, parse_front_matter, split_front_matter
+from .model import CacheGraph, GraphBuilder
+from .names import normalize_compiler
+from .records import node_dependencies, node_record, page_record
+
+#: Spack build-cache index database versions this loader understands.
+INDEX_VERSIONS = {"5", "6", "7", "8"}
+_SPEC_FILE = re.compile(r"spec-\d+\.json")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+    line: int | None = None
+    severity: str = "error"  # or "warning"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
+
+
+@dataclass
+class LoadReport:
+    """What a load read, what it kept, and what was wrong."""
+
+    pages: int = 0
+    spec_files: int = 0
+    indices: int = 0
+    records: int = 0
+    specs: int = 0
+    tags: list[str] = field(default_factory=list)
+    unresolved: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        return (
+            f"{self.pages} pages, {self.spec_files} spec files, {self.indices} indices: "
+            f"{self.records} records, {self.specs} specs, {len(self.tags)} tags; "
+            f"{len(self.errors)} errors, {len(self.problems) - len(self.errors)} warnings"
+            + (f"; {self.unresolved} specs unresolved" if self.unresolved else "")
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["problems"] = [asdict(p) for p in self.problems]
+        data["ok"] = self.ok
+        return data
+
+
+@dataclass(frozen=True)
+class IndexSource:
+    """A build-cache index whose hashes a stack holds in a tag (``TAG:STACK=PATH``)."""
+
+    tag: str
+    stack: str
+    path: Path
+
+    @classmethod
+    def parse(cls, text: str) -> IndexSource:
+        """
+        >>> IndexSource.parse("develop:e4s=/mirror/index.json")
+        IndexSource(tag='develop', stack='e4s', path=PosixPath('/mirror/index.json'))
+        """
+        label, sep, path = text.partition("=")
+        tag, colon, stack = label.partition(":")
+        if not (sep and colon and tag and stack and path):
+            raise ValueError(f"expected TAG:STACK=PATH, got {text!r}")
+        return cls(tag, stack, Path(path))
+
+
+Progress = Callable[[int, int], None]  # (files read, specs so far)
+
+
+def load(
+    paths: Iterable[str | os.PathLike] = (),
+    indices: Iterable[IndexSource] = (),
+    progress: Progress | None = None,
+) -> tuple[CacheGraph, LoadReport]:
+    """Load every source under ``paths`` and each index; return the graph and the report."""
+    started = time.perf_counter()
+    loader = _Loader()
+    files = 0
+    for path in _files(paths, loader.report):
+        loader.read_file(path)
+        files += 1
+        if progress is not None and files % 200 == 0:
+            progress(files, len(loader.builder.g))
+    for source in indices:
+        loader.read_index(source.path, source)
+    graph = loader.finish()
+    loader.report.seconds = round(time.perf_counter() - started, 3)
+    return graph, loader.report
+
+
+def _files(paths: Iterable[str | os.PathLike], report: LoadReport) -> Iterator[Path]:
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            yield path
+        elif path.is_dir():
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(names):
+                    if not name.startswith("."):
+                        yield Path(root, name)
+        else:
+            report.problems.append(Problem(str(path), "no such file or folder"))
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.builder = GraphBuilder()
+        self.report = LoadReport()
+        self.tags: set[str] = set()
+        # Spec files are resolved against old-form pages once every file is read.
+        self.spec_file_roots: dict[Path, str] = {}
+        self.old_pages: list[tuple[Path, str, list]] = []
+        # Dependency edges wait for the end too: another file may describe the child.
+        self.edges: list[tuple[Path, str, str, tuple[str, ...]]] = []
+
+    def problem(self, path: Path, message: str, line: int | None = None, warning=False) -> None:
+        severity = "warning" if warning else "error"
+        self.report.problems.append(Problem(str(path), message, line, severity))
+
+    def read_file(self, path: Path) -> None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            self.problem(path, f"cannot be read: {exc.strerror}")
+            return
+        try:
+            if path.suffix == ".json":
+                self.read_json(path, data)
+            else:
+                self.read_page(path, decode_text(data))
+        except BadRecord as exc:
+            self.problem(path, exc.message, exc.line)
+
+    # -- pages -----------------------------------------------------------------
+
+    def read_page(self, path: Path, text: str) -> None:
+        lines, first = split_front_matter(text)
+        fields, key_lines = parse_front_matter(lines, first)
+        title = fields.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise BadRecord("'title' (the package name) is missing", key_lines.get("title"))
+        package = title.strip()
+        if "spec_files" in fields and "spec_details" not in fields:
+            self.read_old_page(path, package, fields, key_lines)
+            return
+        categories = fields.get("categories")
+        if not (isinstance(categories, list) and len(categories) >= 2 and categories[1]):
+            raise BadRecord(
+                f"'categories' must be [package, TAG], not {categories!r}",
+                key_lines.get("categories"),
+            )
+        rows = fields.get("spec_details")
+        line = key_lines.get("spec_details")
+        if not isinstance(rows, list):
+            raise BadRecord("'spec_details' must be a list of records", line)
+        tag = str(categories[1])
+        self.report.pages += 1
+        self.tags.add(tag)
+        kept = []
+        for number, row in enumerate(rows, 1):
+            try:
+                record, stacks = page_record(row, package, str(path))
+                warnings = self.builder.add_listing(record, tag, stacks)
+            except BadRecord as exc:
+                hash = row.get("hash") if isinstance(row, dict) else None
+                named = f" ({hash})" if isinstance(hash, str) and hash else ""
+                self.problem(path, f"record {number}{named}: {exc.message}", line)
+                continue
+            self.report.records += 1
+            kept.append((record, stacks))
+            for message in warnings:
+                self.problem(path, f"record {number}: {message}", line, warning=True)
+        self.check_meta(path, fields.get("meta"), kept, key_lines.get("meta"))
+
+    def check_meta(self, path: Path, meta: Any, kept: list, line: int | None) -> None:
+        """Warn where a page's ``meta`` summary disagrees with its records."""
+        if meta is None:
+            return
+        if not isinstance(meta, dict):
+            self.problem(path, "'meta' is not a mapping; ignored", line, warning=True)
+            return
+        derived = {
+            "num_specs": len(kept),
+            "num_specs_by_stack": dict(Counter(s for _, stacks in kept for s in stacks)),
+            "versions": {r.version for r, _ in kept},
+            "compilers": {r.compiler or "none" for r, _ in kept},
+            "oss": {r.os for r, _ in kept},
+            "platforms": {r.platform for r, _ in kept},
+            "targets": {r.target for r, _ in kept},
+            "stacks": {s for _, stacks in kept for s in stacks},
+        }
+        for key, actual in derived.items():
+            if key not in meta:
+                continue
+            stated = meta[key]
+            if isinstance(actual, set) and isinstance(stated, list):
+                if key == "compilers":
+                    stated = [normalize_compiler(c) or "none" for c in stated]
+                stated = set(map(str, stated))
+            if stated != actual:
+                self.problem(
+                    path,
+                    f"meta {key} says {_brief(stated)} but spec_details give {_brief(actual)}; "
+                    "using spec_details",
+                    line,
+                    warning=True,
+                )
+
+    def read_old_page(self, path: Path, package: str, fields: dict, key_lines: dict) -> None:
+        """The oldest form: no tag, ``spec_files`` mapping spec strings to spec-N.json."""
+        entries = fields.get("spec_files")
+        line = key_lines.get("spec_files")
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise BadRecord("'spec_files' must be a list of 'SPEC: FILE' entries", line)
+        self.report.pages += 1
+        self.old_pages.append((path, package, [(k, v) for e in entries for k, v in e.items()]))
+
+    # -- spec files and indices --------------------------------------------------
+
+    def read_json(self, path: Path, data: bytes) -> None:
+        try:
+            doc = json.loads(decode_text(data))
+        except ValueError as exc:
+            line = getattr(exc, "lineno", None)
+            raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
+        if isinstance(doc, dict) and isinstance(doc.get("spec"), dict):
+            self.read_spec_file(path, doc["spec"])
+        elif isinstance(doc, dict) and isinstance(doc.get("database"), dict):
+            self.read_index(path, None, doc)
+        elif _SPEC_FILE.fullmatch(path.name):
+            raise BadRecord("not a spec file: no 'spec' mapping at the top level")
+        else:
+            raise BadRecord("JSON that is neither a spec file nor a build-cache index")
+
+    def read_spec_file(self, path: Path, spec: dict) -> None:
+        nodes = spec.get("nodes")
+        if not isinstance(nodes, list) or not nodes:
+            raise BadRecord("spec file has no 'nodes' list")
+        hashes = self.read_nodes(path, [(None, n) for n in nodes])
+        self.report.spec_files += 1
+        if hashes:
+            self.spec_file_roots[path] = hashes[0]
+
+    def read_index(self, path: Path, source: IndexSource | None, doc: dict | None = None) -> None:
+        """A Spack build-cache ``index.json``; with a source, its hashes join that stack."""
+        try:
+            if doc is None:
+                doc = json.loads(decode_text(path.read_bytes()))
+            db = doc.get("database") if isinstance(doc, dict) else None
+            if not isinstance(db, dict):
+                raise BadRecord("not a build-cache index: no 'database' mapping")
+            version = str(db.get("version"))
+            if version not in INDEX_VERSIONS:
+                raise BadRecord(
+                    f"unknown index database version {db.get('version')!r}; "
+                    f"this loader reads versions {', '.join(sorted(INDEX_VERSIONS))}"
+                )
+            installs = db.get("installs")
+            if not isinstance(installs, dict):
+                raise BadRecord("index 'installs' must be a mapping of hash to record")
+        except OSError as exc:
+            self.problem(path, f"cannot be read: {exc.strerror}")
+            return
+        except ValueError as exc:
+            self.problem(path, f"not valid JSON: {getattr(exc, 'msg', exc)}",
+                         getattr(exc, "lineno", None))
+            return
+        except BadRecord as exc:
+            self.problem(path, exc.message, exc.line)
+            return
+        self.report.indices += 1
+        pairs = [(h, (entry or {}).get("spec") if isinstance(entry, dict) else entry)
+                 for h, entry in installs.items()]
+        hashes = self.read_nodes(path, pairs)
+        if source is None:
+            if hashes:
+                self.problem(path, "an index found among the data joins no stack; give it as "
+                             "--index TAG:STACK=PATH to set its stack membership", warning=True)
+            return
+        self.tags.add(source.tag)
+        for hash in hashes:
+            record = self.builder.spec(hash)
+            self.builder.add_listing(record, source.tag, [source.stack])
+
+    def read_nodes(self, path: Path, nodes: list[tuple[str | None, Any]]) -> list[str]:
+        """Add spec nodes and their dependency edges; return the hashes added, in order."""
+        added: list[str] = []
+        edges = []
+        for number, (hash, node) in enumerate(nodes, 1):
+            try:
+                record = node_record(node, f"{path}#{number}", hash)
+                deps = node_dependencies(node)
+            except BadRecord as exc:
+                self.problem(path, f"node {number}: {exc.message}")
+                continue
+            self.builder.add_node_spec(record)
+            added.append(record.hash)
+            edges.extend((record.hash, dep_hash, types) for _, dep_hash, types in deps)
+        self.report.records += len(added)
+        self.edges.extend((path, *edge) for edge in edges)
+        return added
+
+    # -- the end -----------------------------------------------------------------
+
+    def finish(self) -> CacheGraph:
+        for path, parent, child, types in self.edges:
+            if self.builder.spec(child) is None:
+                self.problem(path, f"{parent} depends on {child}, which no loaded node "
+                             "describes; dependency dropped")
+            else:
+                self.builder.add_dependency(parent, child, types)
+        for path, package, entries in self.old_pages:
+            for spec_string, filename in entries:
+                if self.spec_file_roots.get(path.parent / filename) is None:
+                    self.report.unresolved += 1
+                    self.problem(path, f"{spec_string!r}: spec file {filename} is not present; "
+                                 f"spec not loaded", warning=True)
+        graph = self.builder.build()
+        self.report.specs = len(graph.ordered)
+        self.report.tags = sorted(self.tags)
+        return graph
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, set):
+        value = sorted(value)
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."

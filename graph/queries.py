@@ -1,0 +1,429 @@
+"""Questions asked of a CacheGraph, each a plain function named for its answer.
+
+``tag=None`` means every loaded tag, each spec counted once; a stack holds a
+spec without a tag when it holds it in any tag.
+"""
+
+from __future__ import annotations
+
+import itertools
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import networkx as nx
+
+from .errors import AmbiguousHash, BadArgument, HashTooShort
+from .model import CacheGraph, SpecRecord
+from .names import NO_COMPILER, normalize_compiler, version_key
+
+MIN_PREFIX = 7
+#: The attributes a spec has one value of: index kind -> SpecRecord attribute.
+ATTRIBUTES = {
+    "package": "package",
+    "version": "version",
+    "compiler": "compiler_key",
+    "os": "os",
+    "platform": "platform",
+    "target": "target",
+}
+DEPTYPES = ("build", "link", "run", "test")
+
+
+# -- single specs ----------------------------------------------------------------
+
+
+def spec_by_hash(cg: CacheGraph, text: str) -> SpecRecord | None:
+    """The spec with this full hash or unique prefix (7+ characters); None if none.
+
+    A leading ``/`` is accepted, as Spack's command line writes hashes.
+    """
+    prefix = text.strip().lstrip("/").lower()
+    if len(prefix) < MIN_PREFIX:
+        raise HashTooShort(prefix, MIN_PREFIX)
+    exact = cg.spec(prefix)
+    if exact is not None:
+        return exact
+    start = bisect_left(cg.hashes, prefix)
+    matches = list(itertools.islice(
+        itertools.takewhile(lambda h: h.startswith(prefix), cg.hashes[start:start + 11]), 11
+    ))
+    if len(matches) > 1:
+        end = bisect_left(cg.hashes, prefix + "\x7f", start)
+        raise AmbiguousHash(prefix, matches[:10], end - start - min(len(matches), 10))
+    return cg.spec(matches[0]) if matches else None
+
+
+# -- spec selections ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpecQuery:
+    """What a spec must match; every field is optional, lists need all their items."""
+
+    package: str | None = None
+    version: str | None = None
+    compiler: str | None = None
+    os: str | None = None
+    platform: str | None = None
+    target: str | None = None
+    stacks: tuple[str, ...] = ()
+    exclude_stacks: tuple[str, ...] = ()
+    tag: str | None = None
+    variants: tuple[str, ...] = ()
+    #: set when two constraints cannot both hold (e.g. two different packages)
+    impossible: bool = False
+
+    def narrowed(self, **fixed: str | None) -> SpecQuery:
+        """This query with more single-valued constraints, e.g. the package of a Package."""
+        changes: dict = {}
+        for name, value in fixed.items():
+            if value is None:
+                continue
+            mine = getattr(self, name)
+            if name == "compiler":
+                value, mine = _compiler_key(value), mine and _compiler_key(mine)
+            if mine is not None and mine != value:
+                changes["impossible"] = True
+            changes[name] = value
+        return replace(self, **changes)
+
+    def with_stack(self, stack: str) -> SpecQuery:
+        return replace(self, stacks=(*self.stacks, stack))
+
+
+def _compiler_key(name: str) -> str:
+    return normalize_compiler(name) or NO_COMPILER
+
+
+@dataclass
+class SpecSelection:
+    """Specs matching a query, in contract order, counted and walked lazily.
+
+    ``ranks`` is a sorted candidate list (one index); ``test`` checks the rest
+    of the query. Walking stops as soon as a page is full.
+    """
+
+    cg: CacheGraph
+    ranks: Sequence[int]
+    test: Callable[[SpecRecord], bool] | None = None
+    _count: int | None = field(default=None, repr=False)
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = (
+                len(self.ranks) if self.test is None else sum(1 for _ in self.after(None))
+            )
+        return self._count
+
+    def after(self, hash: str | None) -> Iterator[SpecRecord]:
+        """The matching specs that come after the spec with this hash (all when None)."""
+        start = 0
+        if hash is not None:
+            rank = self.cg.rank.get(hash)
+            if rank is None:
+                raise BadArgument(
+                    f"the cursor names spec {hash}, which is not loaded "
+                    "(the data may have been reloaded); start again without 'after'"
+                )
+            start = bisect_right(self.ranks, rank)
+        ordered, ranks, test = self.cg.ordered, self.ranks, self.test
+        for i in range(start, len(ranks)):
+            spec = ordered[ranks[i]]
+            if test is None or test(spec):
+                yield spec
+
+
+def select_specs(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
+    """The specs matching ``q``, driven by its most selective index."""
+    if q.impossible:
+        return SpecSelection(cg, ())
+    keys = [
+        (kind, _compiler_key(value) if kind == "compiler" else value, None)
+        for kind in ATTRIBUTES
+        if (value := getattr(q, kind)) is not None
+    ]
+    keys += [("variant", v, None) for v in q.variants]
+    keys += [("stack", s, q.tag) for s in q.stacks]
+    if q.tag is not None:
+        keys.append(("tag", q.tag, None))
+    if not keys:
+        return SpecSelection(cg, range(len(cg.ordered)), _test([], q))
+    driver, driver_key = min(((cg.ranks(*key), key) for key in keys), key=lambda p: len(p[0]))
+    return SpecSelection(cg, driver, _test([k for k in keys if k != driver_key], q))
+
+
+def _test(keys: list, q: SpecQuery) -> Callable[[SpecRecord], bool] | None:
+    checks: list[Callable[[SpecRecord], bool]] = []
+    for kind, value, tag in keys:
+        if kind in ATTRIBUTES:
+            attr = ATTRIBUTES[kind]
+            checks.append(lambda s, a=attr, v=value: getattr(s, a) == v)
+        elif kind == "variant":
+            checks.append(lambda s, v=value: v in s.variants)
+        elif kind == "stack":
+            checks.append(lambda s, v=value, t=tag: v in s.stacks_in(t))
+        elif kind == "tag":
+            checks.append(lambda s, v=value: v in s.stacks)
+    if q.exclude_stacks:
+        excluded = frozenset(q.exclude_stacks)
+        checks.append(lambda s: excluded.isdisjoint(s.stacks_in(q.tag)))
+    if not checks:
+        return None
+    if len(checks) == 1:
+        return checks[0]
+    return lambda s: all(check(s) for check in checks)
+
+
+# -- names, counts and packages ------------------------------------------------------
+
+
+def _scope_counts(cg: CacheGraph, tag: str | None) -> dict[str, Counter]:
+    """Spec counts per value of each attribute, and per stack, within one tag."""
+
+    def compute() -> dict[str, Counter]:
+        counts: dict[str, Counter] = {kind: Counter() for kind in (*ATTRIBUTES, "stack")}
+        for rank in cg.ranks("tag", tag):
+            spec = cg.ordered[rank]
+            for kind, attr in ATTRIBUTES.items():
+                counts[kind][getattr(spec, attr)] += 1
+            counts["stack"].update(spec.stacks[tag])
+        return counts
+
+    return cg.memoized(("scope", tag), compute)
+
+
+def spec_count(cg: CacheGraph, kind: str, name: str, tag: str | None = None) -> int:
+    """How many specs have this package, compiler, target, stack... (in one tag)."""
+    if kind == "compiler":
+        name = _compiler_key(name)
+    if tag is None or kind == "stack":
+        return len(cg.ranks(kind, name, tag))
+    if kind == "tag":
+        return len(cg.ranks("tag", name)) if name == tag else 0
+    return _scope_counts(cg, tag)[kind][name]
+
+
+def names_in_scope(cg: CacheGraph, kind: str, tag: str | None = None) -> list[str]:
+    """Sorted names of the packages, stacks, compilers, targets... with a spec in scope.
+
+    ``none`` is never a compiler name.
+    """
+
+    def compute() -> list[str]:
+        if tag is None:
+            names = {value for k, value, t in cg.index if k == kind and t is None}
+        else:
+            names = set(_scope_counts(cg, tag)[kind])
+        if kind == "compiler":
+            names.discard(NO_COMPILER)
+        return sorted(names)
+
+    return cg.memoized(("names", kind, tag), compute)
+
+
+def tag_names(cg: CacheGraph) -> list[str]:
+    return cg.names("tag")
+
+
+@dataclass(frozen=True)
+class Stats:
+    package_count: int
+    spec_count: int
+    stack_count: int
+    compiler_count: int
+    target_count: int
+    tag_count: int
+
+
+def stats(cg: CacheGraph, tag: str | None = None) -> Stats:
+    """Totals over everything loaded, or over one tag."""
+    tags = tag_names(cg) if tag is None else [tag] if cg.ranks("tag", tag) else []
+    return Stats(
+        package_count=len(names_in_scope(cg, "package", tag)),
+        spec_count=len(cg.ordered) if tag is None else len(cg.ranks("tag", tag)),
+        stack_count=len(names_in_scope(cg, "stack", tag)),
+        compiler_count=len(names_in_scope(cg, "compiler", tag)),
+        target_count=len(names_in_scope(cg, "target", tag)),
+        tag_count=len(tags),
+    )
+
+
+def packages_with(cg: CacheGraph, kind: str, name: str, tag: str | None = None) -> list[str]:
+    """Sorted names of the packages with at least one spec of this stack, compiler, target..."""
+    if kind == "compiler":
+        name = _compiler_key(name)
+
+    def compute() -> list[str]:
+        query = SpecQuery(tag=tag).with_stack(name) if kind == "stack" else (
+            SpecQuery(tag=tag).narrowed(**{kind: name})
+        )
+        # Specs come in package order, so distinct names come out sorted.
+        return list(dict.fromkeys(s.package for s in select_specs(cg, query).after(None)))
+
+    return cg.memoized(("packages", kind, name, tag), compute)
+
+
+@dataclass(frozen=True)
+class PackageQuery:
+    name_contains: str | None = None
+    stack: str | None = None
+    compiler: str | None = None
+    target: str | None = None
+    tag: str | None = None
+
+
+def package_names(cg: CacheGraph, q: PackageQuery) -> list[str]:
+    """Sorted names of the packages matching every part of ``q``."""
+    sets = [
+        set(packages_with(cg, kind, value, q.tag))
+        for kind in ("stack", "compiler", "target")
+        if (value := getattr(q, kind)) is not None
+    ]
+    names = names_in_scope(cg, "package", q.tag)
+    if q.name_contains:
+        needle = q.name_contains.lower()
+        names = [n for n in names if needle in n.lower()]
+    return [n for n in names if all(n in s for s in sets)]
+
+
+def package_exists(cg: CacheGraph, name: str) -> bool:
+    return bool(cg.ranks("package", name))
+
+
+@dataclass(frozen=True)
+class PackageFacts:
+    """What a package's page summarizes, computed from its specs."""
+
+    spec_count: int
+    versions: list[str]
+    compilers: list[str]
+    targets: list[str]
+    oss: list[str]
+    platforms: list[str]
+    stack_counts: list[tuple[str, int]]
+
+
+def package_facts(cg: CacheGraph, name: str, tag: str | None = None) -> PackageFacts:
+    def compute() -> PackageFacts:
+        specs = list(select_specs(cg, SpecQuery(package=name, tag=tag)).after(None))
+        stacks = Counter(stack for s in specs for stack in s.stacks_in(tag))
+        return PackageFacts(
+            spec_count=len(specs),
+            versions=sorted({s.version for s in specs}, key=version_key),
+            compilers=sorted({s.compiler for s in specs if s.compiler}),
+            targets=sorted({s.target for s in specs}),
+            oss=sorted({s.os for s in specs}),
+            platforms=sorted({s.platform for s in specs}),
+            stack_counts=sorted(stacks.items()),
+        )
+
+    return cg.memoized(("package", name, tag), compute)
+
+
+def tags_of(cg: CacheGraph, kind: str, name: str) -> list[str]:
+    """Sorted tags in which this package or stack has at least one spec."""
+    if kind == "stack":
+        return [t for t in tag_names(cg) if cg.ranks("stack", name, t)]
+
+    def compute() -> list[str]:
+        specs = select_specs(cg, SpecQuery().narrowed(**{kind: name})).after(None)
+        return sorted({t for s in specs for t in s.stacks})
+
+    return cg.memoized(("tags", kind, name), compute)
+
+
+# -- stack overlaps ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Overlap:
+    stacks: tuple[str, str]  # ordered by name
+    shared: int
+    jaccard: float
+
+
+def _pair_counts(cg: CacheGraph, tag: str | None) -> Counter:
+    def compute() -> Counter:
+        # Specs share a few dozen stack sets: count the sets, then their pairs.
+        ranks = range(len(cg.ordered)) if tag is None else cg.ranks("tag", tag)
+        sets = Counter(cg.ordered[r].stacks_in(tag) for r in ranks)
+        pairs: Counter = Counter()
+        for stacks, n in sets.items():
+            for pair in itertools.combinations(sorted(stacks), 2):
+                pairs[pair] += n
+        return pairs
+
+    return cg.memoized(("pairs", tag), compute)
+
+
+def stack_overlaps(
+    cg: CacheGraph, stacks: Sequence[str] | None = None, tag: str | None = None
+) -> list[Overlap]:
+    """Every pair among ``stacks`` (all when None) sharing a spec, largest first."""
+    wanted = None if stacks is None else set(stacks)
+    found = []
+    for (a, b), shared in _pair_counts(cg, tag).items():
+        if wanted is None or (a in wanted and b in wanted):
+            union = spec_count(cg, "stack", a, tag) + spec_count(cg, "stack", b, tag) - shared
+            found.append(Overlap((a, b), shared, shared / union))
+    found.sort(key=lambda o: (-o.shared, o.stacks))
+    return found
+
+
+def overlaps_of(cg: CacheGraph, stack: str, tag: str | None = None) -> list[Overlap]:
+    """Every other stack sharing a spec with ``stack``, largest first."""
+    return [o for o in stack_overlaps(cg, None, tag) if stack in o.stacks]
+
+
+# -- dependencies --------------------------------------------------------------------
+
+
+def _related(cg: CacheGraph, edges, deptype: str | None) -> list[SpecRecord]:
+    if deptype is not None and deptype not in DEPTYPES:
+        raise BadArgument(f"unknown deptype {deptype!r}; use one of {', '.join(DEPTYPES)}")
+    found = [
+        cg.g.nodes[node]["record"]
+        for node, data in edges
+        if data.get("kind") == "depends_on" and (deptype is None or deptype in data["deptypes"])
+    ]
+    return sorted(found, key=lambda s: cg.rank[s.hash])
+
+
+def dependencies(cg: CacheGraph, hash: str, deptype: str | None = None) -> list[SpecRecord]:
+    """The specs this spec depends on (of one deptype), in contract order."""
+    node = ("spec", hash)
+    return _related(cg, ((v, d) for _, v, d in cg.g.out_edges(node, data=True)), deptype)
+
+
+def dependents(cg: CacheGraph, hash: str, deptype: str | None = None) -> list[SpecRecord]:
+    """The specs that depend on this spec (by one deptype), in contract order."""
+    node = ("spec", hash)
+    return _related(cg, ((u, d) for u, _, d in cg.g.in_edges(node, data=True)), deptype)
+
+
+def package_dependencies(cg: CacheGraph, name: str) -> list[str]:
+    """Sorted names of the packages that some spec of this package depends on."""
+    specs = select_specs(cg, SpecQuery(package=name)).after(None)
+    return sorted({d.package for s in specs for d in dependencies(cg, s.hash)} - {name})
+
+
+def package_dependents(cg: CacheGraph, name: str) -> list[str]:
+    """Sorted names of the packages with a spec that depends on a spec of this package."""
+    specs = select_specs(cg, SpecQuery(package=name)).after(None)
+    return sorted({d.package for s in specs for d in dependents(cg, s.hash)} - {name})
+
+
+def dependency_path(cg: CacheGraph, source: str, target: str) -> list[SpecRecord] | None:
+    """A shortest chain of dependencies from one spec to another; None if there is none."""
+    start, end = spec_by_hash(cg, source), spec_by_hash(cg, target)
+    if start is None or end is None:
+        return None
+    # Edges from specs lead only to specs or to leaves (packages, stacks...), so
+    # every path between two specs is a chain of depends_on edges.
+    try:
+        path = nx.shortest_path(cg.g, ("spec", start.hash), ("spec", end.hash))
+    except nx.NetworkXNoPath:
+        return None
+    return [cg.g.nodes[node]["record"] for node in path]

@@ -1,0 +1,145 @@
+"""Turn raw records -- page rows and spec-file nodes -- into SpecRecords.
+
+Each function raises BadRecord saying what is wrong with the record.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import BadRecord
+from .model import SpecRecord
+from .names import normalize_compiler
+
+HASH = re.compile(r"[a-z0-9]{32}")
+DEPTYPES = ("build", "link", "run", "test")
+
+
+def _text(record: dict, key: str, *, optional: bool = False) -> str:
+    value = record.get(key)
+    if value is None and optional:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise BadRecord(f"'{key}' must be a non-empty string, not {_shown(value)}")
+    return value.strip()
+
+
+def _strings(record: dict, key: str) -> tuple[str, ...]:
+    value = record.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRecord(f"'{key}' must be a list of strings, not {_shown(value)}")
+    return tuple(value)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "missing"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
+
+
+def check_hash(value: Any) -> str:
+    if not isinstance(value, str) or not HASH.fullmatch(value):
+        raise BadRecord(f"'hash' must be a 32-character Spack hash, not {_shown(value)}")
+    return value
+
+
+def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[str, ...]]:
+    """A spec_details row of a page, and the stacks it lists."""
+    if not isinstance(row, dict):
+        raise BadRecord(f"a record must be a mapping, not {_shown(row)}")
+    versions = _strings(row, "versions")
+    if len(versions) != 1:
+        raise BadRecord(f"'versions' must hold exactly one version, not {list(versions)}")
+    compiler = _text(row, "compiler")
+    record = SpecRecord(
+        hash=check_hash(row.get("hash")),
+        package=package,
+        version=versions[0],
+        versions=versions,
+        compiler=normalize_compiler(compiler),
+        os=_text(row, "os"),
+        platform=_text(row, "platform"),
+        target=_text(row, "target"),
+        variants=_strings(row, "variants"),
+        source=source,
+    )
+    return record, _strings(row, "stacks")
+
+
+def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:
+    """A spec node of a spec file or index (Spack's spec format v1 to v5)."""
+    if not isinstance(node, dict):
+        raise BadRecord(f"a spec node must be a mapping, not {_shown(node)}")
+    arch = node.get("arch")
+    if not isinstance(arch, dict):
+        raise BadRecord(f"'arch' must be a mapping, not {_shown(arch)}")
+    target = arch.get("target")
+    if isinstance(target, dict):  # newer specs describe the microarchitecture
+        target = target.get("name")
+    version = node.get("version")
+    if not isinstance(version, str | int | float) or isinstance(version, bool):
+        raise BadRecord(f"'version' must be a string, not {_shown(version)}")
+    return SpecRecord(
+        hash=check_hash(hash or node.get("hash")),
+        package=_text(node, "name"),
+        version=str(version),
+        versions=(str(version),),
+        compiler=_node_compiler(node.get("compiler")),
+        os=_text(arch, "platform_os"),
+        platform=_text(arch, "platform"),
+        target=_text({"target": target}, "target"),
+        variants=_variants(node.get("parameters") or {}),
+        source=source,
+    )
+
+
+def _node_compiler(compiler: Any) -> str | None:
+    # Spack >= 1.0 makes compilers dependencies; their specs carry no compiler field.
+    if not isinstance(compiler, dict) or not compiler.get("name"):
+        return None
+    version = compiler.get("version")
+    return normalize_compiler(f"{compiler['name']}@{version}" if version else compiler["name"])
+
+
+_FLAGS = {"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"}
+
+
+def _variants(parameters: dict) -> tuple[str, ...]:
+    """Variant strings as pages write them, sorted by name as Spack prints them."""
+    variants = []
+    for name in sorted(parameters):
+        value = parameters[name]
+        if value is True:
+            variants.append(f"+{name}")
+        elif value is False:
+            variants.append(f"~{name}")
+        elif isinstance(value, list):
+            if value and name not in _FLAGS:
+                variants.append(f"{name}={','.join(map(str, value))}")
+            elif value:
+                variants.append(f'{name}="{" ".join(map(str, value))}"')
+        elif value is not None:
+            variants.append(f"{name}={value}")
+    return tuple(variants)
+
+
+def node_dependencies(node: dict) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(name, hash, deptypes) of each dependency a spec node names."""
+    deps = node.get("dependencies") or []
+    if isinstance(deps, dict):  # spec format v1: {name: {"hash": ..., "type": [...]}}
+        deps = [{"name": name, **(body or {})} for name, body in deps.items()]
+    if not isinstance(deps, list):
+        raise BadRecord(f"'dependencies' must be a list, not {_shown(deps)}")
+    found = []
+    for dep in deps:
+        if not isinstance(dep, dict):
+            raise BadRecord(f"a dependency must be a mapping, not {_shown(dep)}")
+        types = dep.get("type")
+        if types is None:
+            types = (dep.get("parameters") or {}).get("deptypes", ())
+        if isinstance(types, str):
+            types = (types,)
+        found.append((_text(dep, "name"), check_hash(dep.get("hash")), tuple(types)))
+    return found
