@@ -1,0 +1,129 @@
+"""The ``cachegraph`` command: serve, query, export-schema, validate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+from graph import IndexSource, LoadReport, load
+
+from .app import DataSources, create_app, load_sources
+
+
+def _index(text: str) -> IndexSource:
+    try:
+        return IndexSource.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    parser.add_argument(
+        "--data", action="append", default=[], metavar="PATH",
+        help="a cache page, spec file or folder of them (repeatable); default: the bundled seeds",
+    )
+    parser.add_argument(
+        "--index", action="append", default=[], type=_index, metavar="TAG:STACK=PATH",
+        help="a Spack build-cache index.json whose specs STACK holds in TAG (repeatable)",
+    )
+
+
+def _sources(args: argparse.Namespace) -> DataSources:
+    return DataSources(paths=args.data, indices=args.index)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    app = create_app(sources=_sources(args))
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def query(args: argparse.Namespace) -> int:
+    from schema import schema
+
+    try:
+        variables = json.loads(args.variables) if args.variables else None
+    except ValueError as exc:
+        print(f"cachegraph query: --variables is not JSON: {exc}", file=sys.stderr)
+        return 2
+    graph, _ = load_sources(_sources(args))
+    result = schema.execute_sync(args.query, variable_values=variables,
+                                 context_value={"graph": graph})
+    body: dict = {"data": result.data}
+    if result.errors:
+        body["errors"] = [e.formatted for e in result.errors]
+    print(json.dumps(body, indent=2))
+    return 1 if result.errors else 0
+
+
+def export_schema(args: argparse.Namespace) -> int:
+    from schema import schema
+
+    print(schema.as_str())
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    report = _validate(args.paths, args.index, progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        for problem in report.problems:
+            print(problem)
+        print(report.summary())
+        print("tags: " + (", ".join(report.tags) or "none"))
+    return 0 if report.ok else 1
+
+
+def _validate(paths: Sequence[str], indices: Sequence[IndexSource], progress: bool) -> LoadReport:
+    def show(files: int, nodes: int) -> None:
+        print(f"\r{files} files read...", end="", file=sys.stderr, flush=True)
+
+    _, report = load(paths, indices, progress=show if progress else None)
+    if progress:
+        print("\r", end="", file=sys.stderr)
+    return report
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
+    commands = top.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("serve", help="serve the GraphQL API over HTTP")
+    _add_data_options(p)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--log-level", default="info",
+                   choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(run=serve)
+
+    p = commands.add_parser("query", help="run one GraphQL query and print the JSON result")
+    p.add_argument("query", help="the GraphQL document")
+    _add_data_options(p)
+    p.add_argument("--variables", help="the query's variables as a JSON object")
+    p.set_defaults(run=query)
+
+    p = commands.add_parser("export-schema", help="print the schema (SDL)")
+    p.set_defaults(run=export_schema)
+
+    p = commands.add_parser("validate", help="load data and report what is wrong with it")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--index", action="append", default=[], type=_index, metavar="TAG:STACK=PATH")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=validate)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""What a spec is built with and for: Compiler and Target."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from graph import queries
+from graph.names import compiler_parts, normalize_compiler
+
+from .context import graph
+from .nodes import Node, global_id
+from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+
+from .pagination import Connection
+
+if TYPE_CHECKING:
+    from .packages import Package
+
+PackageConnectionRef = Connection[Annotated["Package", strawberry.lazy("schema.packages")]]
+
+
+def _packages(info: Info, kind: str, name: str, tag: str | None, first: int | None, after: str | None):
+    from .packages import package_connection
+
+    return package_connection(info, queries.packages_with(graph(info), kind, name, tag), first, after)
+
+
+@strawberry.type
+class Compiler(Node):
+    name: str = strawberry.field(
+        description="Normalized 'family@version', without Spack's '=' marker: 'gcc@13.2.0'."
+    )
+
+    @classmethod
+    def named(cls, name: str) -> Compiler:
+        return cls(name=normalize_compiler(name) or name)
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Compiler", self.name)
+
+    @strawberry.field
+    def family(self) -> str:
+        return compiler_parts(self.name)[0]
+
+    @strawberry.field
+    def version(self) -> str:
+        return compiler_parts(self.name)[1]
+
+    @strawberry.field
+    def spec_count(self, info: Info, tag: str | None = None) -> int:
+        return queries.spec_count(graph(info), "compiler", self.name, tag)
+
+    @strawberry.field
+    def packages(
+        self, info: Info, tag: str | None = None, first: int | None = 50, after: str | None = None
+    ) -> PackageConnectionRef:
+        return _packages(info, "compiler", self.name, tag, first, after)
+
+    @strawberry.field
+    def specs(
+        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        return spec_connection(info, spec_query(filter).narrowed(compiler=self.name), first, after)
+
+
+@strawberry.type
+class Target(Node):
+    name: str
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Target", self.name)
+
+    @strawberry.field
+    def spec_count(self, info: Info, tag: str | None = None) -> int:
+        return queries.spec_count(graph(info), "target", self.name, tag)
+
+    @strawberry.field
+    def packages(
+        self, info: Info, tag: str | None = None, first: int | None = 50, after: str | None = None
+    ) -> PackageConnectionRef:
+        return _packages(info, "target", self.name, tag, first, after)
+
+    @strawberry.field
+    def specs(
+        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        return spec_connection(info, spec_query(filter).narrowed(target=self.name), first, after)
+
+
+def find_compiler(info: Info, name: str) -> Compiler | None:
+    key = normalize_compiler(name)
+    return Compiler(name=key) if key and queries.spec_count(graph(info), "compiler", key) else None
+
+
+def find_target(info: Info, name: str) -> Target | None:
+    return Target(name=name) if queries.spec_count(graph(info), "target", name) else None
+
+
+@strawberry.type
+class BuildQueries:
+    @strawberry.field(description="Accepts 'gcc@13.2.0' and Spack's exact form 'gcc@=13.2.0' alike.")
+    def compiler(self, info: Info, name: str) -> Compiler | None:
+        return find_compiler(info, name)
+
+    @strawberry.field(description="Compilers, ordered by name.")
+    def compilers(self, info: Info, tag: str | None = None) -> list[Compiler]:
+        return [Compiler(name=n) for n in queries.names_in_scope(graph(info), "compiler", tag)]
+
+    @strawberry.field
+    def target(self, info: Info, name: str) -> Target | None:
+        return find_target(info, name)
+
+    @strawberry.field(description="Targets, ordered by name.")
+    def targets(self, info: Info, tag: str | None = None) -> list[Target]:
+        return [Target(name=n) for n in queries.names_in_scope(graph(info), "target", tag)]

@@ -1,0 +1,149 @@
+"""Package, its filter and connection, and the root fields that find packages."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from graph import queries
+
+from .builds import Compiler, Target
+from .context import graph
+from .nodes import Node, global_id
+from .pagination import Connection, Slice
+from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+
+if TYPE_CHECKING:
+    from .stacks import StackCount
+    from .tags import Tag
+
+StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
+TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+
+
+@strawberry.type
+class Package(Node):
+    name: str
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Package", self.name)
+
+    def facts(self, info: Info, tag: str | None) -> queries.PackageFacts:
+        return queries.package_facts(graph(info), self.name, tag)
+
+    @strawberry.field
+    def spec_count(self, info: Info, tag: str | None = None) -> int:
+        return queries.spec_count(graph(info), "package", self.name, tag)
+
+    @strawberry.field(description="Distinct versions, ordered as Spack orders versions (oldest first).")
+    def versions(self, info: Info, tag: str | None = None) -> list[str]:
+        return self.facts(info, tag).versions
+
+    @strawberry.field
+    def compilers(self, info: Info, tag: str | None = None) -> list[Compiler]:
+        return [Compiler(name=n) for n in self.facts(info, tag).compilers]
+
+    @strawberry.field
+    def targets(self, info: Info, tag: str | None = None) -> list[Target]:
+        return [Target(name=n) for n in self.facts(info, tag).targets]
+
+    @strawberry.field
+    def oss(self, info: Info, tag: str | None = None) -> list[str]:
+        return self.facts(info, tag).oss
+
+    @strawberry.field
+    def platforms(self, info: Info, tag: str | None = None) -> list[str]:
+        return self.facts(info, tag).platforms
+
+    @strawberry.field(
+        description="Spec count per stack, like a cache page's num_specs_by_stack; "
+        "ordered by stack name."
+    )
+    def stacks(self, info: Info, tag: str | None = None) -> list[StackCountRef]:
+        from .stacks import Stack, StackCount
+
+        return [
+            StackCount(stack=Stack(name=s), spec_count=n)
+            for s, n in self.facts(info, tag).stack_counts
+        ]
+
+    @strawberry.field
+    def tags(self, info: Info) -> list[TagRef]:
+        from .tags import Tag
+
+        return [Tag(name=t) for t in queries.tags_of(graph(info), "package", self.name)]
+
+    @strawberry.field
+    def specs(
+        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        return spec_connection(info, spec_query(filter).narrowed(package=self.name), first, after)
+
+    @strawberry.field(description="Packages that some spec of this one depends on, by name.")
+    def dependencies(self, info: Info) -> list[Package]:
+        return [Package(name=n) for n in queries.package_dependencies(graph(info), self.name)]
+
+    @strawberry.field(description="Packages with a spec that depends on a spec of this one.")
+    def dependents(self, info: Info) -> list[Package]:
+        return [Package(name=n) for n in queries.package_dependents(graph(info), self.name)]
+
+
+PackageConnection = Connection[Package]
+
+
+def package_connection(
+    info: Info, names: list[str], first: int | None, after: str | None
+) -> PackageConnection:
+    def walk(key: str | None):
+        return iter(names[bisect_right(names, key) if key is not None else 0 :])
+
+    return PackageConnection(
+        slice=Slice("package", walk, lambda n: n, lambda: len(names), first, after),
+        wrap=lambda n: Package(name=n),
+    )
+
+
+@strawberry.input
+class PackageFilter:
+    name_contains: str | None = strawberry.field(
+        default=None, description="Case-insensitive substring of the package name."
+    )
+    stack: str | None = strawberry.field(
+        default=None, description="Packages with at least one spec in this stack."
+    )
+    compiler: str | None = strawberry.field(
+        default=None, description="Packages with at least one spec built with this compiler."
+    )
+    target: str | None = strawberry.field(
+        default=None, description="Packages with at least one spec for this target."
+    )
+    tag: str | None = strawberry.field(
+        default=None, description="Packages with at least one spec in this tag."
+    )
+
+
+def find_package(info: Info, name: str) -> Package | None:
+    return Package(name=name) if queries.package_exists(graph(info), name) else None
+
+
+@strawberry.type
+class PackageQueries:
+    @strawberry.field(description="One package by exact name; null when absent.")
+    def package(self, info: Info, name: str) -> Package | None:
+        return find_package(info, name)
+
+    @strawberry.field(description="Packages, ordered by name.")
+    def packages(
+        self,
+        info: Info,
+        filter: PackageFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
+    ) -> PackageConnection:
+        f = filter or PackageFilter()
+        query = queries.PackageQuery(f.name_contains, f.stack, f.compiler, f.target, f.tag)
+        return package_connection(info, queries.package_names(graph(info), query), first, after)

@@ -1,0 +1,134 @@
+"""Relay-style connections: opaque cursors, ``first`` limits and page slicing."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import strawberry
+
+from graph.errors import BadArgument
+
+MAX_FIRST = 1000
+DEFAULT_FIRST = 50
+_CURSOR_PREFIX = "cg1:"
+
+T = TypeVar("T")
+
+
+def encode_cursor(kind: str, key: str) -> str:
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{kind}:{key}".encode()).decode()
+
+
+def decode_cursor(kind: str, cursor: str | None) -> str | None:
+    """The key inside a cursor of this kind; BadArgument for anything else."""
+    if cursor is None:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        text = ""
+    found_kind, _, key = text.removeprefix(_CURSOR_PREFIX).partition(":")
+    if not text.startswith(_CURSOR_PREFIX) or not key:
+        raise BadArgument(
+            f"'after' is not a cursor this server issued: {cursor[:40]!r}; "
+            "pass the endCursor or an edge cursor of a previous page"
+        )
+    if found_kind != kind:
+        raise BadArgument(f"'after' is a cursor of a {found_kind} list, not of a {kind} list")
+    return key
+
+
+def check_first(first: int | None) -> int:
+    """``first`` as given, or the default when null; BadArgument outside 0..1000."""
+    if first is None:
+        return DEFAULT_FIRST
+    if not 0 <= first <= MAX_FIRST:
+        raise BadArgument(f"'first' must be between 0 and {MAX_FIRST}, got {first}")
+    return first
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@dataclass
+class Page(Generic[T]):
+    items: list[T]
+    cursors: list[str]
+    has_next: bool
+
+
+class Slice(Generic[T]):
+    """A page of an ordered list, computed on first use; the arguments checked at once.
+
+    ``walk(key)`` yields the list's items after the item with that key (from
+    the start when None); ``key(item)`` is what a cursor holds.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        walk: Callable[[str | None], Iterator[T]],
+        key: Callable[[T], str],
+        count: Callable[[], int],
+        first: int | None,
+        after: str | None,
+    ) -> None:
+        self.kind, self.walk, self.key, self.count = kind, walk, key, count
+        self.first = check_first(first)
+        self.after = decode_cursor(kind, after)
+        self._page: Page[T] | None = None
+
+    def page(self) -> Page[T]:
+        if self._page is None:
+            items = list(itertools.islice(self.walk(self.after), self.first + 1))
+            shown = items[: self.first]
+            cursors = [encode_cursor(self.kind, self.key(i)) for i in shown]
+            self._page = Page(shown, cursors, len(items) > self.first)
+        return self._page
+
+
+@strawberry.type
+class Edge(Generic[T]):
+    cursor: str
+    node: T
+
+
+@strawberry.type
+class Connection(Generic[T]):
+    """Named ``SpecConnection``, ``PackageConnection``... by Strawberry's generics."""
+
+    slice: strawberry.Private[Slice]
+    wrap: strawberry.Private[Callable]
+
+    @strawberry.field
+    def total_count(self) -> int:
+        return self.slice.count()
+
+    @strawberry.field
+    def page_info(self) -> PageInfo:
+        page = self.slice.page()
+        return PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=self.slice.after is not None,
+            start_cursor=page.cursors[0] if page.cursors else None,
+            end_cursor=page.cursors[-1] if page.cursors else None,
+        )
+
+    @strawberry.field
+    def edges(self) -> list[Edge[T]]:
+        page = self.slice.page()
+        return [Edge(cursor=c, node=self.wrap(i)) for c, i in zip(page.cursors, page.items)]
+
+    @strawberry.field
+    def nodes(self) -> list[T]:
+        return [self.wrap(i) for i in self.slice.page().items]

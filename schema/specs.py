@@ -1,0 +1,224 @@
+"""Spec, its filter and connection, and the root fields that find specs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from graph import queries
+from graph.model import SpecRecord
+from graph.names import spec_string
+
+from .context import graph
+from .nodes import Node, global_id
+from .pagination import Connection, Slice
+
+if TYPE_CHECKING:
+    from .builds import Compiler, Target
+    from .packages import Package
+    from .stacks import Stack
+    from .tags import Tag
+
+PackageRef = Annotated["Package", strawberry.lazy("schema.packages")]
+StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
+CompilerRef = Annotated["Compiler", strawberry.lazy("schema.builds")]
+TargetRef = Annotated["Target", strawberry.lazy("schema.builds")]
+TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+
+DEPTYPE = "One of build, link, run, test; all deptypes when omitted."
+
+
+@strawberry.type
+class Spec(Node):
+    record: strawberry.Private[SpecRecord]
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Spec", self.record.hash)
+
+    @strawberry.field(description="The 32-character Spack hash.")
+    def hash(self) -> str:
+        return self.record.hash
+
+    @strawberry.field(description="The first 7 characters of the hash, as Spack prints it.")
+    def short_hash(self) -> str:
+        return self.record.hash[:7]
+
+    @strawberry.field
+    def package(self) -> PackageRef:
+        from .packages import Package
+
+        return Package(name=self.record.package)
+
+    @strawberry.field
+    def version(self) -> str:
+        return self.record.version
+
+    @strawberry.field
+    def versions(self) -> list[str]:
+        return list(self.record.versions)
+
+    @strawberry.field(
+        description="Null when the record's compiler is 'none' (e.g. pure-Python packages)."
+    )
+    def compiler(self) -> CompilerRef | None:
+        from .builds import Compiler
+
+        return Compiler.named(self.record.compiler) if self.record.compiler else None
+
+    @strawberry.field
+    def os(self) -> str:
+        return self.record.os
+
+    @strawberry.field
+    def platform(self) -> str:
+        return self.record.platform
+
+    @strawberry.field
+    def target(self) -> TargetRef:
+        from .builds import Target
+
+        return Target(name=self.record.target)
+
+    @strawberry.field(
+        description="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
+        "'amdgpu_target:=gfx90a'."
+    )
+    def variants(self) -> list[str]:
+        return list(self.record.variants)
+
+    @strawberry.field(description="Stacks this spec is in, ordered by name.")
+    def stacks(self, tag: str | None = None) -> list[StackRef]:
+        from .stacks import Stack
+
+        return [Stack(name=s) for s in sorted(self.record.stacks_in(tag))]
+
+    @strawberry.field
+    def tags(self) -> list[TagRef]:
+        from .tags import Tag
+
+        return [Tag(name=t) for t in sorted(self.record.stacks)]
+
+    @strawberry.field(
+        description="Spack's classic spec string; the exact format is in ../contract/README.md."
+    )
+    def spec_string(self) -> str:
+        r = self.record
+        return spec_string(
+            r.package, r.version, r.compiler, r.variants, r.platform, r.os, r.target
+        )
+
+    @strawberry.field(description="The specs this one depends on, in spec order.")
+    def dependencies(
+        self, info: Info, deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None
+    ) -> list[Spec]:
+        return wrap_all(queries.dependencies(graph(info), self.record.hash, deptype))
+
+    @strawberry.field(description="The specs that depend on this one, in spec order.")
+    def dependents(
+        self, info: Info, deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None
+    ) -> list[Spec]:
+        return wrap_all(queries.dependents(graph(info), self.record.hash, deptype))
+
+
+def wrap(record: SpecRecord) -> Spec:
+    return Spec(record=record)
+
+
+def wrap_all(records: list[SpecRecord]) -> list[Spec]:
+    return [Spec(record=r) for r in records]
+
+
+@strawberry.input
+class SpecFilter:
+    package: str | None = None
+    version: str | None = None
+    compiler: str | None = strawberry.field(
+        default=None,
+        description="Either form of the name; 'none' matches specs recorded without a compiler.",
+    )
+    os: str | None = None
+    platform: str | None = None
+    target: str | None = None
+    stacks: list[str] | None = strawberry.field(
+        default=None, description="The spec is in every one of these stacks."
+    )
+    exclude_stacks: list[str] | None = strawberry.field(
+        default=None, description="The spec is in none of these stacks."
+    )
+    tag: str | None = None
+    variants: list[str] | None = strawberry.field(
+        default=None, description="The spec has every one of these variant settings, as recorded."
+    )
+
+
+def spec_query(f: SpecFilter | None) -> queries.SpecQuery:
+    if f is None:
+        return queries.SpecQuery()
+    return queries.SpecQuery(
+        package=f.package,
+        version=f.version,
+        compiler=f.compiler,
+        os=f.os,
+        platform=f.platform,
+        target=f.target,
+        stacks=tuple(f.stacks or ()),
+        exclude_stacks=tuple(f.exclude_stacks or ()),
+        tag=f.tag,
+        variants=tuple(f.variants or ()),
+    )
+
+
+SpecConnection = Connection[Spec]
+
+
+def spec_connection(
+    info: Info, query: queries.SpecQuery, first: int | None, after: str | None
+) -> SpecConnection:
+    selection = queries.select_specs(graph(info), query)
+    walk = Slice("spec", selection.after, lambda s: s.hash, selection.count, first, after)
+    return SpecConnection(slice=walk, wrap=wrap)
+
+
+@strawberry.type
+class SpecQueries:
+    @strawberry.field(
+        description="One spec by its full hash, or by a unique prefix of at least 7 characters.\n"
+        "Null when nothing matches; an ambiguous prefix is an error naming the candidates."
+    )
+    def spec(self, info: Info, hash: str) -> Spec | None:
+        record = queries.spec_by_hash(graph(info), hash)
+        return None if record is None else Spec(record=record)
+
+    @strawberry.field(description="Specs, ordered by package name, then version, then hash.")
+    def specs(
+        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        return spec_connection(info, spec_query(filter), first, after)
+
+    @strawberry.field(description="Specs that are in every one of the given stacks.")
+    def shared_specs(
+        self,
+        info: Info,
+        stacks: list[str],
+        tag: str | None = None,
+        first: int | None = 50,
+        after: str | None = None,
+    ) -> SpecConnection:
+        query = queries.SpecQuery(stacks=tuple(stacks), tag=tag)
+        return spec_connection(info, query, first, after)
+
+    @strawberry.field(
+        description="A shortest chain of dependencies from one spec to another (hashes or "
+        "unique prefixes), both ends included; null when there is none."
+    )
+    def dependency_path(
+        self,
+        info: Info,
+        from_: Annotated[str, strawberry.argument(name="from")],
+        to: str,
+    ) -> list[Spec] | None:
+        path = queries.dependency_path(graph(info), from_, to)
+        return None if path is None else wrap_all(path)

@@ -1,0 +1,109 @@
+"""Stacks, their per-package counts and their overlaps."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from graph import queries
+
+from .context import graph
+from .nodes import Node, global_id
+from .packages import PackageConnection, package_connection
+from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+
+if TYPE_CHECKING:
+    from .tags import Tag
+
+TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+
+
+@strawberry.type
+class Stack(Node):
+    name: str
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Stack", self.name)
+
+    @strawberry.field
+    def spec_count(self, info: Info, tag: str | None = None) -> int:
+        return queries.spec_count(graph(info), "stack", self.name, tag)
+
+    @strawberry.field
+    def package_count(self, info: Info, tag: str | None = None) -> int:
+        return len(queries.packages_with(graph(info), "stack", self.name, tag))
+
+    @strawberry.field
+    def packages(
+        self, info: Info, tag: str | None = None, first: int | None = 50, after: str | None = None
+    ) -> PackageConnection:
+        names = queries.packages_with(graph(info), "stack", self.name, tag)
+        return package_connection(info, names, first, after)
+
+    @strawberry.field
+    def specs(
+        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        return spec_connection(info, spec_query(filter).with_stack(self.name), first, after)
+
+    @strawberry.field
+    def tags(self, info: Info) -> list[TagRef]:
+        from .tags import Tag
+
+        return [Tag(name=t) for t in queries.tags_of(graph(info), "stack", self.name)]
+
+    @strawberry.field(
+        description="Every other stack that shares at least one spec with this one, largest first."
+    )
+    def overlaps(self, info: Info, tag: str | None = None) -> list[StackOverlap]:
+        return [StackOverlap.of(o) for o in queries.overlaps_of(graph(info), self.name, tag)]
+
+
+@strawberry.type
+class StackCount:
+    stack: Stack
+    spec_count: int
+
+
+@strawberry.type
+class StackOverlap:
+    stacks: list[Stack] = strawberry.field(description="The two stacks, ordered by name.")
+    shared_spec_count: int
+    jaccard: float = strawberry.field(
+        description="shared / union of the two stacks' specs, between 0 and 1."
+    )
+
+    @classmethod
+    def of(cls, overlap: queries.Overlap) -> StackOverlap:
+        return cls(
+            stacks=[Stack(name=s) for s in overlap.stacks],
+            shared_spec_count=overlap.shared,
+            jaccard=overlap.jaccard,
+        )
+
+
+def find_stack(info: Info, name: str) -> Stack | None:
+    return Stack(name=name) if queries.spec_count(graph(info), "stack", name) else None
+
+
+@strawberry.type
+class StackQueries:
+    @strawberry.field
+    def stack(self, info: Info, name: str) -> Stack | None:
+        return find_stack(info, name)
+
+    @strawberry.field(description="Stacks, ordered by name.")
+    def stacks(self, info: Info, tag: str | None = None) -> list[Stack]:
+        return [Stack(name=n) for n in queries.names_in_scope(graph(info), "stack", tag)]
+
+    @strawberry.field(
+        description="Every pair among the given stacks (all stacks when omitted) that shares at\n"
+        "least one spec, largest sharedSpecCount first, ties by the pair's names."
+    )
+    def stack_overlaps(
+        self, info: Info, stacks: list[str] | None = None, tag: str | None = None
+    ) -> list[StackOverlap]:
+        return [StackOverlap.of(o) for o in queries.stack_overlaps(graph(info), stacks, tag)]

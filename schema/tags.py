@@ -1,0 +1,62 @@
+"""Tags (cache snapshots such as develop or v0.21.0) and the totals over them."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.types import Info
+
+from graph import queries
+
+from .context import graph
+from .nodes import Node, global_id
+from .stacks import Stack
+
+
+@strawberry.type
+class Tag(Node):
+    name: str
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Tag", self.name)
+
+    @strawberry.field
+    def stacks(self, info: Info) -> list[Stack]:
+        return [Stack(name=n) for n in queries.names_in_scope(graph(info), "stack", self.name)]
+
+    @strawberry.field
+    def package_count(self, info: Info) -> int:
+        return len(queries.names_in_scope(graph(info), "package", self.name))
+
+    @strawberry.field
+    def spec_count(self, info: Info) -> int:
+        return queries.spec_count(graph(info), "tag", self.name)
+
+
+@strawberry.type
+class Stats:
+    package_count: int
+    spec_count: int
+    stack_count: int
+    compiler_count: int
+    target_count: int
+    tag_count: int
+
+
+def find_tag(info: Info, name: str) -> Tag | None:
+    return Tag(name=name) if queries.spec_count(graph(info), "tag", name) else None
+
+
+@strawberry.type
+class TagQueries:
+    @strawberry.field
+    def tag(self, info: Info, name: str) -> Tag | None:
+        return find_tag(info, name)
+
+    @strawberry.field(description="Tags, ordered by name.")
+    def tags(self, info: Info) -> list[Tag]:
+        return [Tag(name=n) for n in queries.tag_names(graph(info))]
+
+    @strawberry.field(description="Totals over everything loaded, or over one tag.")
+    def stats(self, info: Info, tag: str | None = None) -> Stats:
+        return Stats(**vars(queries.stats(graph(info), tag)))
