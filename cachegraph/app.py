@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from cross_web import HTTPException
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from strawberry.asgi import GraphQL
-from cross_web import HTTPException
 
 from graph import CacheGraph, IndexSource, LoadReport, load
 from graph.queries import stats
@@ -64,13 +64,13 @@ class GraphQLView(GraphQL):
         # Taken once per request: a reload during it does not change its answers.
         return {"graph": self.state.graph, "request": request, "response": response}
 
-    async def __call__(self, scope, receive, send) -> None:  # noqa: ANN001 - ASGI
+    async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http" and self.state.graph is None:
             await _error(503, "the data is still loading; try again shortly")(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
 
-    async def run(self, request, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    async def run(self, request, **kwargs):
         try:
             return await super().run(request, **kwargs)
         except HTTPException as exc:

@@ -22,11 +22,18 @@ def _index(text: str) -> IndexSource:
 
 def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
     parser.add_argument(
-        "--data", action="append", default=[], metavar="PATH",
+        "--data",
+        action="append",
+        default=[],
+        metavar="PATH",
         help="a cache page, spec file or folder of them (repeatable); default: the bundled seeds",
     )
     parser.add_argument(
-        "--index", action="append", default=[], type=_index, metavar="TAG:STACK=PATH",
+        "--index",
+        action="append",
+        default=[],
+        type=_index,
+        metavar="TAG:STACK=PATH",
         help="a Spack build-cache index.json whose specs STACK holds in TAG (repeatable)",
     )
 
@@ -52,8 +59,9 @@ def query(args: argparse.Namespace) -> int:
         print(f"cachegraph query: --variables is not JSON: {exc}", file=sys.stderr)
         return 2
     graph, _ = load_sources(_sources(args))
-    result = schema.execute_sync(args.query, variable_values=variables,
-                                 context_value={"graph": graph})
+    result = schema.execute_sync(
+        args.query, variable_values=variables, context_value={"graph": graph}
+    )
     body: dict = {"data": result.data}
     if result.errors:
         body["errors"] = [e.formatted for e in result.errors]
@@ -98,8 +106,9 @@ def parser() -> argparse.ArgumentParser:
     _add_data_options(p)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--log-level", default="info",
-                   choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
     p.set_defaults(run=serve)
 
     p = commands.add_parser("query", help="run one GraphQL query and print the JSON result")

@@ -110,10 +110,8 @@ def load(
     """Load every source under ``paths`` and each index; return the graph and the report."""
     started = time.perf_counter()
     loader = _Loader()
-    files = 0
-    for path in _files(paths, loader.report):
+    for files, path in enumerate(_files(paths, loader.report), 1):
         loader.read_file(path)
-        files += 1
         if progress is not None and files % 200 == 0:
             progress(files, len(loader.builder.g))
     for source in indices:
@@ -298,20 +296,27 @@ class _Loader:
             self.problem(path, f"cannot be read: {exc.strerror}")
             return
         except ValueError as exc:
-            self.problem(path, f"not valid JSON: {getattr(exc, 'msg', exc)}",
-                         getattr(exc, "lineno", None))
+            self.problem(
+                path, f"not valid JSON: {getattr(exc, 'msg', exc)}", getattr(exc, "lineno", None)
+            )
             return
         except BadRecord as exc:
             self.problem(path, exc.message, exc.line)
             return
         self.report.indices += 1
-        pairs = [(h, (entry or {}).get("spec") if isinstance(entry, dict) else entry)
-                 for h, entry in installs.items()]
+        pairs = [
+            (h, (entry or {}).get("spec") if isinstance(entry, dict) else entry)
+            for h, entry in installs.items()
+        ]
         hashes = self.read_nodes(path, pairs)
         if source is None:
             if hashes:
-                self.problem(path, "an index found among the data joins no stack; give it as "
-                             "--index TAG:STACK=PATH to set its stack membership", warning=True)
+                self.problem(
+                    path,
+                    "an index found among the data joins no stack; give it as "
+                    "--index TAG:STACK=PATH to set its stack membership",
+                    warning=True,
+                )
             return
         self.tags.add(source.tag)
         for hash in hashes:
@@ -341,16 +346,25 @@ class _Loader:
     def finish(self) -> CacheGraph:
         for path, parent, child, types in self.edges:
             if self.builder.spec(child) is None:
-                self.problem(path, f"{parent} depends on {child}, which no loaded node "
-                             "describes; dependency dropped")
+                self.problem(
+                    path,
+                    f"{parent} depends on {child}, which no loaded node "
+                    "describes; dependency dropped",
+                )
             else:
                 self.builder.add_dependency(parent, child, types)
         for path, package, entries in self.old_pages:
             for spec_string, filename in entries:
-                if self.spec_file_roots.get(path.parent / filename) is None:
+                root = self.spec_file_roots.get(path.parent / filename)
+                if root is None:
                     self.report.unresolved += 1
-                    self.problem(path, f"{spec_string!r}: spec file {filename} is not present; "
-                                 f"spec not loaded", warning=True)
+                    self.problem(
+                        path,
+                        f"{spec_string!r}: spec file {filename} is not present; spec not loaded",
+                        warning=True,
+                    )
+                elif (found := self.builder.spec(root).package) != package:
+                    self.problem(path, f"{filename} describes package {found!r}, not {package!r}")
         graph = self.builder.build()
         self.report.specs = len(graph.ordered)
         self.report.tags = sorted(self.tags)

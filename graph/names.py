@@ -8,6 +8,10 @@ from collections.abc import Sequence
 #: Spack's infinity versions, least to greatest; all of them sort after any number.
 INFINITY_VERSIONS = ("stable", "nightly", "trunk", "head", "master", "main", "develop")
 _SEGMENT = re.compile(r"([0-9]+)|([a-zA-Z]+)")
+# A trailing pre-release, as Spack reads it: 1.0rc1, 2.0-beta.2, 3.1alpha
+_PRERELEASE = re.compile(r"(.+?)[-._]?(alpha|beta|rc)[-._]?([0-9]*)")
+_PRERELEASE_RANK = {"alpha": 0, "beta": 1, "rc": 2}
+_FINAL = (3, 0)
 
 NO_COMPILER = "none"
 
@@ -43,14 +47,20 @@ def compiler_parts(name: str) -> tuple[str, str]:
 def version_key(version: str) -> tuple:
     """A sort key that orders versions as Spack does (oldest first).
 
-    Numbers compare as numbers, words sort before numbers, and Spack's
-    infinity versions (``develop``, ``main``, ``master`` ...) after everything.
+    Numbers compare as numbers, words sort before numbers, a pre-release
+    (alpha, beta, rc) before its release, and Spack's infinity versions
+    (``develop``, ``main``, ``master`` ...) after everything.
 
-    >>> sorted(["1.10", "1.9", "master", "1.9a", "develop", "2025.08.20"], key=version_key)
-    ['1.9', '1.9a', '1.10', '2025.08.20', 'master', 'develop']
+    >>> sorted(["1.10", "1.9", "master", "1.9a", "develop", "1.10rc2"], key=version_key)
+    ['1.9', '1.9a', '1.10rc2', '1.10', 'master', 'develop']
     """
+    release, prerelease = version, _FINAL
+    match = _PRERELEASE.fullmatch(version)
+    if match:
+        release = match[1]
+        prerelease = (_PRERELEASE_RANK[match[2]], int(match[3] or 0))
     key = []
-    for number, word in _SEGMENT.findall(version):
+    for number, word in _SEGMENT.findall(release):
         if number:
             key.append((2, int(number), ""))
         elif word in INFINITY_VERSIONS:
@@ -58,7 +68,7 @@ def version_key(version: str) -> tuple:
         else:
             key.append((1, 0, word))
     # The raw string breaks ties between spellings such as "1.0" and "1-0".
-    return (tuple(key), version)
+    return (tuple(key), prerelease, version)
 
 
 def spec_string(
@@ -72,10 +82,9 @@ def spec_string(
 ) -> str:
     """Spack's classic spec string, as the contract defines it.
 
-    >>> spec_string("rocblas", "6.1.2", "gcc@13.2.0",
-    ...     ["amdgpu_target=gfx90a", "~asan", "build_system=cmake", "~ipo", "+tensile"],
-    ...     "linux", "ubuntu24.04", "x86_64_v3")
-    'rocblas@6.1.2%gcc@13.2.0~asan~ipo+tensile amdgpu_target=gfx90a build_system=cmake arch=linux-ubuntu24.04-x86_64_v3'
+    >>> spec_string("hipblas", "6.2.0", "gcc@11.4.0", ["amdgpu_target=auto", "~asan"],
+    ...             "linux", "ubuntu22.04", "x86_64_v3")
+    'hipblas@6.2.0%gcc@11.4.0~asan amdgpu_target=auto arch=linux-ubuntu22.04-x86_64_v3'
     """
     bools = "".join(v for v in variants if v.startswith(("+", "~")))
     others = "".join(" " + v for v in variants if not v.startswith(("+", "~")))

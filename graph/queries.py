@@ -46,9 +46,11 @@ def spec_by_hash(cg: CacheGraph, text: str) -> SpecRecord | None:
     if exact is not None:
         return exact
     start = bisect_left(cg.hashes, prefix)
-    matches = list(itertools.islice(
-        itertools.takewhile(lambda h: h.startswith(prefix), cg.hashes[start:start + 11]), 11
-    ))
+    matches = list(
+        itertools.islice(
+            itertools.takewhile(lambda h: h.startswith(prefix), cg.hashes[start : start + 11]), 11
+        )
+    )
     if len(matches) > 1:
         end = bisect_left(cg.hashes, prefix + "\x7f", start)
         raise AmbiguousHash(prefix, matches[:10], end - start - min(len(matches), 10))
@@ -112,9 +114,7 @@ class SpecSelection:
 
     def count(self) -> int:
         if self._count is None:
-            self._count = (
-                len(self.ranks) if self.test is None else sum(1 for _ in self.after(None))
-            )
+            self._count = len(self.ranks) if self.test is None else sum(1 for _ in self.after(None))
         return self._count
 
     def after(self, hash: str | None) -> Iterator[SpecRecord]:
@@ -256,8 +256,10 @@ def packages_with(cg: CacheGraph, kind: str, name: str, tag: str | None = None) 
         name = _compiler_key(name)
 
     def compute() -> list[str]:
-        query = SpecQuery(tag=tag).with_stack(name) if kind == "stack" else (
-            SpecQuery(tag=tag).narrowed(**{kind: name})
+        query = (
+            SpecQuery(tag=tag).with_stack(name)
+            if kind == "stack"
+            else (SpecQuery(tag=tag).narrowed(**{kind: name}))
         )
         # Specs come in package order, so distinct names come out sorted.
         return list(dict.fromkeys(s.package for s in select_specs(cg, query).after(None)))

@@ -12,9 +12,8 @@ from graph.names import compiler_parts, normalize_compiler
 
 from .context import graph
 from .nodes import Node, global_id
-from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
-
 from .pagination import Connection
+from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
 
 if TYPE_CHECKING:
     from .packages import Package
@@ -22,10 +21,14 @@ if TYPE_CHECKING:
 PackageConnectionRef = Connection[Annotated["Package", strawberry.lazy("schema.packages")]]
 
 
-def _packages(info: Info, kind: str, name: str, tag: str | None, first: int | None, after: str | None):
+def _packages(
+    info: Info, kind: str, name: str, tag: str | None, first: int | None, after: str | None
+):
     from .packages import package_connection
 
-    return package_connection(info, queries.packages_with(graph(info), kind, name, tag), first, after)
+    return package_connection(
+        info, queries.packages_with(graph(info), kind, name, tag), first, after
+    )
 
 
 @strawberry.type
@@ -62,7 +65,11 @@ class Compiler(Node):
 
     @strawberry.field
     def specs(
-        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
     ) -> SpecConnection:
         return spec_connection(info, spec_query(filter).narrowed(compiler=self.name), first, after)
 
@@ -87,7 +94,11 @@ class Target(Node):
 
     @strawberry.field
     def specs(
-        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
     ) -> SpecConnection:
         return spec_connection(info, spec_query(filter).narrowed(target=self.name), first, after)
 
@@ -103,7 +114,9 @@ def find_target(info: Info, name: str) -> Target | None:
 
 @strawberry.type
 class BuildQueries:
-    @strawberry.field(description="Accepts 'gcc@13.2.0' and Spack's exact form 'gcc@=13.2.0' alike.")
+    @strawberry.field(
+        description="Accepts 'gcc@13.2.0' and Spack's exact form 'gcc@=13.2.0' alike."
+    )
     def compiler(self, info: Info, name: str) -> Compiler | None:
         return find_compiler(info, name)
 

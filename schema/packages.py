@@ -39,7 +39,9 @@ class Package(Node):
     def spec_count(self, info: Info, tag: str | None = None) -> int:
         return queries.spec_count(graph(info), "package", self.name, tag)
 
-    @strawberry.field(description="Distinct versions, ordered as Spack orders versions (oldest first).")
+    @strawberry.field(
+        description="Distinct versions, ordered as Spack orders versions (oldest first)."
+    )
     def versions(self, info: Info, tag: str | None = None) -> list[str]:
         return self.facts(info, tag).versions
 
@@ -79,7 +81,11 @@ class Package(Node):
 
     @strawberry.field
     def specs(
-        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
     ) -> SpecConnection:
         return spec_connection(info, spec_query(filter).narrowed(package=self.name), first, after)
 

@@ -127,7 +127,9 @@ class Connection(Generic[T]):
     @strawberry.field
     def edges(self) -> list[Edge[T]]:
         page = self.slice.page()
-        return [Edge(cursor=c, node=self.wrap(i)) for c, i in zip(page.cursors, page.items)]
+        return [
+            Edge(cursor=c, node=self.wrap(i)) for c, i in zip(page.cursors, page.items, strict=True)
+        ]
 
     @strawberry.field
     def nodes(self) -> list[T]:

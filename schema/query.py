@@ -68,6 +68,10 @@ def build_schema() -> strawberry.Schema:
     return CacheGraphSchema(
         query=Query,
         types=[Spec, Package, Stack, Compiler, Target, Tag],
-        extensions=[MaskErrors(should_mask_error=lambda e: not is_client_error(e),
-                               error_message="Internal server error.")],
+        extensions=[
+            lambda: MaskErrors(
+                should_mask_error=lambda e: not is_client_error(e),
+                error_message="Internal server error.",
+            )
+        ],
     )

@@ -106,9 +106,7 @@ class Spec(Node):
     )
     def spec_string(self) -> str:
         r = self.record
-        return spec_string(
-            r.package, r.version, r.compiler, r.variants, r.platform, r.os, r.target
-        )
+        return spec_string(r.package, r.version, r.compiler, r.variants, r.platform, r.os, r.target)
 
     @strawberry.field(description="The specs this one depends on, in spec order.")
     def dependencies(
@@ -194,7 +192,11 @@ class SpecQueries:
 
     @strawberry.field(description="Specs, ordered by package name, then version, then hash.")
     def specs(
-        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
     ) -> SpecConnection:
         return spec_connection(info, spec_query(filter), first, after)
 

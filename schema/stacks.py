@@ -45,7 +45,11 @@ class Stack(Node):
 
     @strawberry.field
     def specs(
-        self, info: Info, filter: SpecFilter | None = None, first: int | None = 50, after: str | None = None
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
     ) -> SpecConnection:
         return spec_connection(info, spec_query(filter).with_stack(self.name), first, after)
 

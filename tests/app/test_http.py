@@ -1,0 +1,164 @@
+"""The HTTP app: GraphQL over POST and GET, GraphiQL, health, and requests that are not GraphQL."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from cachegraph import DataSources, create_app
+from graph import load
+from tests.conftest import SEEDS
+
+STATS = "{ stats { packageCount specCount } }"
+
+
+@pytest.fixture(scope="module")
+def client(seeds_graph):
+    with TestClient(create_app(seeds_graph)) as client:
+        yield client
+
+
+def test_post_json(client):
+    response = client.post("/graphql", json={"query": STATS})
+    assert response.status_code == 200
+    assert response.json() == {"data": {"stats": {"packageCount": 4, "specCount": 454}}}
+
+
+def test_post_with_variables_and_operation_name(client):
+    response = client.post(
+        "/graphql",
+        json={
+            "query": "query A($h: String!) { spec(hash: $h) { shortHash } } "
+            "query B { tags { name } }",
+            "variables": {"h": "22xqlomma"},
+            "operationName": "A",
+        },
+    )
+    assert response.json() == {"data": {"spec": {"shortHash": "22xqlom"}}}
+
+
+def test_get_with_query_parameters(client):
+    response = client.get("/graphql", params={"query": STATS})
+    assert response.status_code == 200
+    assert response.json() == {"data": {"stats": {"packageCount": 4, "specCount": 454}}}
+
+
+def test_a_browser_gets_graphiql(client):
+    response = client.get("/graphql", headers={"accept": "text/html"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "graphiql" in response.text.lower()
+
+
+def test_the_root_leads_to_graphiql(client):
+    response = client.get("/", follow_redirects=False)
+    assert (response.status_code, response.headers["location"]) == (307, "/graphql")
+
+
+def test_health_once_loaded(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "package_count": 4,
+        "spec_count": 454,
+        "stack_count": 11,
+        "compiler_count": 3,
+        "target_count": 4,
+        "tag_count": 1,
+    }
+
+
+def test_a_bad_argument_is_a_graphql_error_with_http_200(client):
+    response = client.post("/graphql", json={"query": '{ spec(hash: "abc") { hash } }'})
+    assert response.status_code == 200
+    assert response.json() == {
+        "data": {"spec": None},
+        "errors": [
+            {
+                "message": "hash prefix 'abc' is 3 characters; give at least 7",
+                "locations": [{"line": 1, "column": 3}],
+                "path": ["spec"],
+            }
+        ],
+    }
+
+
+def test_an_invalid_query_is_a_graphql_error(client):
+    response = client.post("/graphql", json={"query": "{ specs { nodes { colour } } }"})
+    assert response.status_code == 200
+    assert response.json() == {
+        "data": None,
+        "errors": [
+            {
+                "message": "Cannot query field 'colour' on type 'Spec'.",
+                "locations": [{"line": 1, "column": 19}],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"content": b"{not json", "headers": {"content-type": "application/json"}},
+            "Unable to parse request body as JSON",
+        ),
+        (
+            {"content": b"hello", "headers": {"content-type": "text/plain"}},
+            "Unsupported content type",
+        ),
+        ({"json": {"variables": {}}}, "No GraphQL query found in the request"),
+        ({"json": []}, "Batching is not enabled"),
+    ],
+)
+def test_a_request_that_is_not_graphql_is_400(client, kwargs, message):
+    response = client.post("/graphql", **kwargs)
+    assert response.status_code == 400
+    assert response.json() == {"errors": [{"message": message}]}
+
+
+def test_a_get_without_a_query_is_400(client):
+    response = client.get("/graphql", headers={"accept": "application/json"})
+    assert response.status_code == 400
+    assert response.json() == {"errors": [{"message": "No GraphQL query found in the request"}]}
+
+
+def test_the_app_loads_its_data_in_the_lifespan(tmp_path):
+    sources = DataSources(paths=[str(SEEDS)])
+    app = create_app(sources=sources)
+    with TestClient(app) as client:
+        assert client.post("/graphql", json={"query": STATS}).json() == {
+            "data": {"stats": {"packageCount": 4, "specCount": 454}}
+        }
+
+
+def test_before_data_is_loaded_the_server_says_so():
+    app = create_app(sources=DataSources(paths=[str(SEEDS)]))
+    client = TestClient(app)  # no lifespan: nothing loaded
+    assert client.get("/healthz").status_code == 503
+    response = client.post("/graphql", json={"query": STATS})
+    assert (response.status_code, response.json()) == (
+        503,
+        {"errors": [{"message": "the data is still loading; try again shortly"}]},
+    )
+
+
+def test_no_error_carries_a_stack_trace(client):
+    for body in [
+        {"query": "{"},
+        {"query": '{ node(id: "%%") { id } }'},
+        {"query": "{ specs(first: 99999) { totalCount } }"},
+    ]:
+        text = client.post("/graphql", json=body).text
+        assert "Traceback" not in text and 'File "' not in text
+
+
+def test_a_server_fault_is_masked(seeds_graph):
+    graph = load([SEEDS])[0]
+    graph.ordered[0] = None  # a broken graph: resolvers will fail unexpectedly
+    with TestClient(create_app(graph)) as client:
+        response = client.post("/graphql", json={"query": "{ specs(first: 1) { nodes { hash } } }"})
+    assert response.status_code == 200
+    assert response.json()["errors"][0]["message"] == "Internal server error."

@@ -1,0 +1,78 @@
+"""The real thing: `cachegraph serve` as a process, asked over HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(port: int, query: str) -> dict:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def wait_healthy(port: int, process: subprocess.Popen, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the server did not become healthy")
+
+
+@pytest.fixture
+def serve():
+    processes = []
+
+    def start(*args: str) -> int:
+        port = free_port()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        processes.append(process)
+        wait_healthy(port, process)
+        return port
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(10)
+
+
+def test_serve_answers_on_the_bundled_seeds(serve):
+    port = serve()
+    assert post(port, "{ stats { packageCount specCount } }") == {
+        "data": {"stats": {"packageCount": 4, "specCount": 454}}
+    }
+
+
+def test_serve_answers_on_the_shared_data(serve, shared_data, data_graph):
+    port = serve("--data", str(shared_data))
+    assert post(port, "{ stats { specCount tagCount } }") == {
+        "data": {"stats": {"specCount": len(data_graph.ordered), "tagCount": 21}}
+    }

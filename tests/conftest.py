@@ -1,0 +1,53 @@
+"""Fixtures: real data (the bundled seeds, ../shared/data), graphs loaded from it, and an
+``execute`` that runs a query through the real schema and returns the client's JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graph import CacheGraph, load
+from schema import schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT / "seeds"
+SHARED = ROOT.parent / "shared"
+SHARED_DATA = SHARED / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data, beside the project in sessions and CI, not on a user's machine."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is absent: the shared sample data is not on this machine")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def seeds_graph() -> CacheGraph:
+    graph, report = load([SEEDS])
+    assert report.problems == []
+    return graph
+
+
+@pytest.fixture(scope="session")
+def data_graph(shared_data: Path) -> CacheGraph:
+    return load([shared_data])[0]
+
+
+def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dict:
+    """The JSON a client gets: data, and errors as messages."""
+    result = schema.execute_sync(query, variable_values=variables, context_value={"graph": graph})
+    body: dict = {"data": result.data}
+    if result.errors:
+        body["errors"] = [e.message for e in result.errors]
+    # Through JSON, as a client sees it.
+    return json.loads(json.dumps(body))
+
+
+@pytest.fixture
+def run(seeds_graph: CacheGraph):
+    """Execute a query on the seeds."""
+    return lambda query, variables=None: execute(seeds_graph, query, variables)

@@ -1,0 +1,126 @@
+"""The loader on real pages: every record kept, counts equal to each page's own meta."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graph import load
+from graph.queries import SpecQuery, package_facts, select_specs, spec_count
+from tests.conftest import SEEDS, SHARED_DATA
+from tests.rawpages import RawPage, normalized, raw_pages
+
+SHARED_PAGES = raw_pages(SHARED_DATA) if SHARED_DATA.is_dir() else []
+
+
+def _check_page_against_graph(graph, page: RawPage) -> None:
+    query = SpecQuery(package=page.package, tag=page.tag)
+    loaded = list(select_specs(graph, query).after(None))
+    assert sorted(s.hash for s in loaded) == sorted(r["hash"] for r in page.records)
+    assert len(loaded) == page.meta["num_specs"]
+    facts = package_facts(graph, page.package, page.tag)
+    assert dict(facts.stack_counts) == page.meta["num_specs_by_stack"]
+    assert set(facts.versions) == set(page.meta["versions"])
+    assert set(facts.compilers) == {normalized(c) for c in page.meta["compilers"]} - {None}
+    for raw in page.records:
+        spec = graph.spec(raw["hash"])
+        assert (spec.package, spec.version, spec.compiler, spec.os, spec.platform, spec.target) == (
+            page.package,
+            raw["versions"][0],
+            normalized(raw["compiler"]),
+            raw["os"],
+            raw["platform"],
+            raw["target"],
+        )
+        assert spec.variants == tuple(raw["variants"])
+        assert spec.stacks[page.tag] == frozenset(raw["stacks"])
+
+
+@pytest.mark.parametrize("page", raw_pages(SEEDS), ids=lambda p: p.package)
+def test_each_seed_page_loads_whole(seeds_graph, page):
+    _check_page_against_graph(seeds_graph, page)
+
+
+def test_seeds_totals(seeds_graph):
+    assert len(seeds_graph.ordered) == 454
+    assert seeds_graph.names("package") == [
+        "py-keras",
+        "py-ml-dtypes",
+        "py-pdm-backend",
+        "py-safetensors",
+    ]
+    assert seeds_graph.names("tag") == ["develop"]
+
+
+@pytest.mark.parametrize("page", SHARED_PAGES, ids=lambda p: f"{p.tag}/{p.package}")
+def test_each_shared_page_loads_whole(data_graph, page):
+    _check_page_against_graph(data_graph, page)
+
+
+def spec_file_nodes(root: Path) -> list[dict]:
+    return [
+        n
+        for f in sorted(root.rglob("spec-*.json"))
+        for n in json.loads(f.read_text())["spec"]["nodes"]
+    ]
+
+
+def test_shared_data_totals_equal_the_files(shared_data, data_graph):
+    pages = raw_pages(shared_data)
+    hashes = {r["hash"] for p in pages for r in p.records}
+    hashes |= {n["hash"] for n in spec_file_nodes(shared_data)}
+    assert {s.hash for s in data_graph.ordered} == hashes
+    for tag in {p.tag for p in pages}:
+        in_tag = {r["hash"] for p in pages if p.tag == tag for r in p.records}
+        assert spec_count(data_graph, "tag", tag) == len(in_tag)
+
+
+def test_report_of_the_shared_data(shared_data):
+    _, report = load([shared_data])
+    assert (report.pages, report.spec_files, report.specs, report.unresolved) == (45, 3, 322, 42)
+    assert report.ok
+    # The oldest page names 42 spec files that are not in the sample: each is reported.
+    assert {p.path for p in report.problems} == {str(shared_data / "util-macros" / "index.md")}
+    assert all(p.severity == "warning" and "is not present" in p.message for p in report.problems)
+
+
+def test_same_hash_in_several_tags_is_one_spec(data_graph):
+    spec = data_graph.spec("g4pwbsmxaamadmea7doeibzwo5brc45y")  # amg2013, two tags
+    assert sorted(spec.stacks) == ["develop-2023-05-14", "v0.20.0"]
+
+
+@pytest.mark.parametrize(
+    ("hash", "variant"),
+    [
+        ("brkxkr24rphjezejrig3biua3424fgjv", "patches:=5c7a3c0"),
+        ("25bnm64okxma3jos6rylejskbzn4oqps", "processes:=eett,eevvjj,ppllj,tbw"),
+        ("mj2kfipwxzmolp3wccmhjufuiqplscst", "libs=shared,static"),
+        ("ulda3wxbktrgkjsc4pe7gn5nt62zibeq", "cuda_arch=80"),
+    ],
+)
+def test_variants_are_kept_as_recorded(data_graph, hash, variant):
+    assert variant in data_graph.spec(hash).variants
+
+
+def test_pages_without_a_root_stack(data_graph):
+    facts = package_facts(data_graph, "abyss", "develop")
+    assert facts.stack_counts == [("aws-ahug", 4), ("aws-ahug-aarch64", 22)]
+
+
+def test_spec_files_give_dependency_edges_exactly(shared_data, data_graph):
+    from graph.queries import dependencies
+
+    nodes = spec_file_nodes(shared_data)
+    assert nodes
+    for node in nodes:
+        expected = sorted(d["hash"] for d in node.get("dependencies", []))
+        assert sorted(s.hash for s in dependencies(data_graph, node["hash"])) == expected
+
+
+def test_a_spec_file_node_listed_by_a_page_keeps_the_page_record(data_graph):
+    # xz olptpbs is in develop/adiak/spec-0.json and on the v0.18.0 xz page.
+    spec = data_graph.spec("olptpbsse74hpreilbfo4qmlqexihzye")
+    assert (spec.package, spec.compiler, sorted(spec.stacks)) == ("xz", "gcc@7.5.0", ["v0.18.0"])
+    assert spec.from_page

@@ -1,0 +1,45 @@
+"""An independent reading of cache pages for expected answers: plain JSON of each
+front-matter line, no project code. Tests compare the server against it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class RawPage:
+    path: Path
+    package: str
+    tag: str
+    meta: dict
+    records: list[dict]
+
+
+def read_raw_page(path: Path) -> RawPage | None:
+    fields = {}
+    for line in path.read_text().splitlines()[1:]:
+        if line == "---":
+            break
+        key, _, value = line.partition(": ")
+        fields[key] = value
+    if "spec_details" not in fields:
+        return None
+    tag = fields["categories"].strip("[]").split(",")[1].strip()
+    return RawPage(
+        path,
+        json.loads(fields["title"]),
+        tag,
+        json.loads(fields["meta"]),
+        json.loads(fields["spec_details"]),
+    )
+
+
+def raw_pages(root: Path) -> list[RawPage]:
+    pages = [read_raw_page(p) for p in sorted(root.rglob("*")) if p.suffix in (".md", ".txt")]
+    return [p for p in pages if p is not None]
+
+
+def normalized(compiler: str) -> str | None:
+    return None if compiler == "none" else compiler.replace("@=", "@")
