@@ -21,6 +21,7 @@ from graph import CacheGraph, IndexSource, LoadReport, load
 from graph.queries import stats
 from schema import schema
 
+from .progress import ProgressLine
 from .sources import default_data
 
 log = logging.getLogger("cachegraph")
@@ -46,7 +47,9 @@ class State:
 
 
 def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
-    graph, report = load(sources.resolved_paths(), sources.indices)
+    progress = ProgressLine()
+    graph, report = load(sources.resolved_paths(), sources.indices, progress=progress)
+    progress.done()
     for problem in report.problems:
         log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)

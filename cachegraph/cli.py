@@ -8,9 +8,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from graph import IndexSource, LoadReport, load
+from graph import IndexSource, load
 
 from .app import DataSources, create_app, load_sources
+from .progress import ProgressLine
 
 
 def _index(text: str) -> IndexSource:
@@ -77,7 +78,9 @@ def export_schema(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    report = _validate(args.paths, args.index, progress=not args.json and sys.stderr.isatty())
+    progress = ProgressLine()
+    _, report = load(args.paths, args.index, progress=progress)
+    progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -86,16 +89,6 @@ def validate(args: argparse.Namespace) -> int:
         print(report.summary())
         print("tags: " + (", ".join(report.tags) or "none"))
     return 0 if report.ok else 1
-
-
-def _validate(paths: Sequence[str], indices: Sequence[IndexSource], progress: bool) -> LoadReport:
-    def show(files: int, nodes: int) -> None:
-        print(f"\r{files} files read...", end="", file=sys.stderr, flush=True)
-
-    _, report = load(paths, indices, progress=show if progress else None)
-    if progress:
-        print("\r", end="", file=sys.stderr)
-    return report
 
 
 def parser() -> argparse.ArgumentParser:

@@ -113,7 +113,7 @@ def load(
     for files, path in enumerate(_files(paths, loader.report), 1):
         loader.read_file(path)
         if progress is not None and files % 200 == 0:
-            progress(files, len(loader.builder.g))
+            progress(files, loader.builder.spec_count)
     for source in indices:
         loader.read_index(source.path, source)
     graph = loader.finish()
@@ -204,7 +204,8 @@ class _Loader:
             kept.append((record, stacks))
             for message in warnings:
                 self.problem(path, f"record {number}: {message}", line, warning=True)
-        self.check_meta(path, fields.get("meta"), kept, key_lines.get("meta"))
+        if len(kept) == len(rows):  # else meta is compared with a page we did not fully read
+            self.check_meta(path, fields.get("meta"), kept, key_lines.get("meta"))
 
     def check_meta(self, path: Path, meta: Any, kept: list, line: int | None) -> None:
         """Warn where a page's ``meta`` summary disagrees with its records."""

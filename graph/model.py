@@ -144,6 +144,7 @@ class GraphBuilder:
 
     def __init__(self) -> None:
         self.g = nx.DiGraph()
+        self.spec_count = 0
         self._stack_sets: dict[frozenset[str], frozenset[str]] = {}
 
     def spec(self, hash: str) -> SpecRecord | None:
@@ -207,6 +208,7 @@ class GraphBuilder:
 
     def _add_spec_node(self, r: SpecRecord) -> None:
         self.g.add_node(("spec", r.hash), record=r)
+        self.spec_count += 1
         self._link_attributes(r)
 
     def _link_attributes(self, r: SpecRecord) -> None:
