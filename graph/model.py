@@ -94,7 +94,9 @@ class CacheGraph:
 
     def names(self, kind: str) -> list[str]:
         """Every name of one node kind, sorted."""
-        return sorted(name for k, name in self.g.nodes if k == kind)
+        return self.memoized(
+            ("nodes", kind), lambda: sorted(name for k, name in self.g.nodes if k == kind)
+        )
 
     def memoized(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per graph: the data never changes after loading."""

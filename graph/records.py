@@ -13,7 +13,6 @@ from .model import SpecRecord
 from .names import normalize_compiler
 
 HASH = re.compile(r"[a-z0-9]{32}")
-DEPTYPES = ("build", "link", "run", "test")
 
 
 def _text(record: dict, key: str, *, optional: bool = False) -> str:

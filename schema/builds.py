@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import ClassVar
 
 import strawberry
 from strawberry.types import Info
@@ -12,27 +12,12 @@ from graph.names import compiler_parts, normalize_compiler
 
 from .context import graph
 from .nodes import Node, global_id
-from .pagination import Connection
-from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
-
-if TYPE_CHECKING:
-    from .packages import Package
-
-PackageConnectionRef = Connection[Annotated["Package", strawberry.lazy("schema.packages")]]
-
-
-def _packages(
-    info: Info, kind: str, name: str, tag: str | None, first: int | None, after: str | None
-):
-    from .packages import package_connection
-
-    return package_connection(
-        info, queries.packages_with(graph(info), kind, name, tag), first, after
-    )
+from .packages import PackageGroup
 
 
 @strawberry.type
-class Compiler(Node):
+class Compiler(PackageGroup, Node):
+    kind: ClassVar[str] = "compiler"
     name: str = strawberry.field(
         description="Normalized 'family@version', without Spack's '=' marker: 'gcc@13.2.0'."
     )
@@ -53,54 +38,14 @@ class Compiler(Node):
     def version(self) -> str:
         return compiler_parts(self.name)[1]
 
-    @strawberry.field
-    def spec_count(self, info: Info, tag: str | None = None) -> int:
-        return queries.spec_count(graph(info), "compiler", self.name, tag)
-
-    @strawberry.field
-    def packages(
-        self, info: Info, tag: str | None = None, first: int | None = 50, after: str | None = None
-    ) -> PackageConnectionRef:
-        return _packages(info, "compiler", self.name, tag, first, after)
-
-    @strawberry.field
-    def specs(
-        self,
-        info: Info,
-        filter: SpecFilter | None = None,
-        first: int | None = 50,
-        after: str | None = None,
-    ) -> SpecConnection:
-        return spec_connection(info, spec_query(filter).narrowed(compiler=self.name), first, after)
-
 
 @strawberry.type
-class Target(Node):
-    name: str
+class Target(PackageGroup, Node):
+    kind: ClassVar[str] = "target"
 
     @strawberry.field
     def id(self) -> strawberry.ID:
         return global_id("Target", self.name)
-
-    @strawberry.field
-    def spec_count(self, info: Info, tag: str | None = None) -> int:
-        return queries.spec_count(graph(info), "target", self.name, tag)
-
-    @strawberry.field
-    def packages(
-        self, info: Info, tag: str | None = None, first: int | None = 50, after: str | None = None
-    ) -> PackageConnectionRef:
-        return _packages(info, "target", self.name, tag, first, after)
-
-    @strawberry.field
-    def specs(
-        self,
-        info: Info,
-        filter: SpecFilter | None = None,
-        first: int | None = 50,
-        after: str | None = None,
-    ) -> SpecConnection:
-        return spec_connection(info, spec_query(filter).narrowed(target=self.name), first, after)
 
 
 def find_compiler(info: Info, name: str) -> Compiler | None:

@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
 from strawberry.types import Info
 
 from graph import queries
 
-from .builds import Compiler, Target
 from .context import graph
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
-from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+from .specs import SpecGroup
 
 if TYPE_CHECKING:
+    from .builds import Compiler, Target
     from .stacks import StackCount
     from .tags import Tag
 
+CompilerRef = Annotated["Compiler", strawberry.lazy("schema.builds")]
+TargetRef = Annotated["Target", strawberry.lazy("schema.builds")]
 StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
 TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
 
 
 @strawberry.type
-class Package(Node):
-    name: str
+class Package(SpecGroup, Node):
+    kind: ClassVar[str] = "package"
 
     @strawberry.field
     def id(self) -> strawberry.ID:
@@ -35,10 +37,6 @@ class Package(Node):
     def facts(self, info: Info, tag: str | None) -> queries.PackageFacts:
         return queries.package_facts(graph(info), self.name, tag)
 
-    @strawberry.field
-    def spec_count(self, info: Info, tag: str | None = None) -> int:
-        return queries.spec_count(graph(info), "package", self.name, tag)
-
     @strawberry.field(
         description="Distinct versions, ordered as Spack orders versions (oldest first)."
     )
@@ -46,11 +44,15 @@ class Package(Node):
         return self.facts(info, tag).versions
 
     @strawberry.field
-    def compilers(self, info: Info, tag: str | None = None) -> list[Compiler]:
+    def compilers(self, info: Info, tag: str | None = None) -> list[CompilerRef]:
+        from .builds import Compiler
+
         return [Compiler(name=n) for n in self.facts(info, tag).compilers]
 
     @strawberry.field
-    def targets(self, info: Info, tag: str | None = None) -> list[Target]:
+    def targets(self, info: Info, tag: str | None = None) -> list[TargetRef]:
+        from .builds import Target
+
         return [Target(name=n) for n in self.facts(info, tag).targets]
 
     @strawberry.field
@@ -79,16 +81,6 @@ class Package(Node):
 
         return [Tag(name=t) for t in queries.tags_of(graph(info), "package", self.name)]
 
-    @strawberry.field
-    def specs(
-        self,
-        info: Info,
-        filter: SpecFilter | None = None,
-        first: int | None = 50,
-        after: str | None = None,
-    ) -> SpecConnection:
-        return spec_connection(info, spec_query(filter).narrowed(package=self.name), first, after)
-
     @strawberry.field(description="Packages that some spec of this one depends on, by name.")
     def dependencies(self, info: Info) -> list[Package]:
         return [Package(name=n) for n in queries.package_dependencies(graph(info), self.name)]
@@ -99,6 +91,22 @@ class Package(Node):
 
 
 PackageConnection = Connection[Package]
+
+
+@strawberry.type
+class PackageGroup(SpecGroup):
+    """A spec group whose packages are listed too (stacks, compilers, targets)."""
+
+    @strawberry.field
+    def packages(
+        self,
+        info: Info,
+        tag: str | None = None,
+        first: int | None = 50,
+        after: str | None = None,
+    ) -> PackageConnection:
+        names = queries.packages_with(graph(info), self.kind, self.name, tag)
+        return package_connection(info, names, first, after)
 
 
 def package_connection(

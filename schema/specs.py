@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
 from strawberry.types import Info
@@ -178,6 +178,32 @@ def spec_connection(
     selection = queries.select_specs(graph(info), query)
     walk = Slice("spec", selection.after, lambda s: s.hash, selection.count, first, after)
     return SpecConnection(slice=walk, wrap=wrap)
+
+
+@strawberry.type
+class SpecGroup:
+    """The fields of a type that groups specs by one attribute (package, compiler...)."""
+
+    name: str
+    #: the SpecQuery field this group fixes
+    kind: ClassVar[str]
+
+    def narrow(self, query: queries.SpecQuery) -> queries.SpecQuery:
+        return query.narrowed(**{self.kind: self.name})
+
+    @strawberry.field
+    def spec_count(self, info: Info, tag: str | None = None) -> int:
+        return queries.spec_count(graph(info), self.kind, self.name, tag)
+
+    @strawberry.field
+    def specs(
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
+    ) -> SpecConnection:
+        return spec_connection(info, self.narrow(spec_query(filter)), first, after)
 
 
 @strawberry.type

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
 from strawberry.types import Info
@@ -11,8 +11,7 @@ from graph import queries
 
 from .context import graph
 from .nodes import Node, global_id
-from .packages import PackageConnection, package_connection
-from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+from .packages import PackageGroup
 
 if TYPE_CHECKING:
     from .tags import Tag
@@ -21,37 +20,19 @@ TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
 
 
 @strawberry.type
-class Stack(Node):
-    name: str
+class Stack(PackageGroup, Node):
+    kind: ClassVar[str] = "stack"
+
+    def narrow(self, query: queries.SpecQuery) -> queries.SpecQuery:
+        return query.with_stack(self.name)
 
     @strawberry.field
     def id(self) -> strawberry.ID:
         return global_id("Stack", self.name)
 
     @strawberry.field
-    def spec_count(self, info: Info, tag: str | None = None) -> int:
-        return queries.spec_count(graph(info), "stack", self.name, tag)
-
-    @strawberry.field
     def package_count(self, info: Info, tag: str | None = None) -> int:
         return len(queries.packages_with(graph(info), "stack", self.name, tag))
-
-    @strawberry.field
-    def packages(
-        self, info: Info, tag: str | None = None, first: int | None = 50, after: str | None = None
-    ) -> PackageConnection:
-        names = queries.packages_with(graph(info), "stack", self.name, tag)
-        return package_connection(info, names, first, after)
-
-    @strawberry.field
-    def specs(
-        self,
-        info: Info,
-        filter: SpecFilter | None = None,
-        first: int | None = 50,
-        after: str | None = None,
-    ) -> SpecConnection:
-        return spec_connection(info, spec_query(filter).with_stack(self.name), first, after)
 
     @strawberry.field
     def tags(self, info: Info) -> list[TagRef]:

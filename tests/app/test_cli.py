@@ -54,3 +54,12 @@ def test_validate_reports_and_exits_0_on_good_data(capsys):
         "4 pages, 0 spec files, 0 indices: 454 records, 454 specs, 1 tags; 0 errors, "
         "0 warnings\ntags: develop\n"
     )
+
+
+def test_validate_the_shared_data_exits_0_with_its_totals(capsys, shared_data, data_graph):
+    assert main(["validate", str(shared_data)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == (
+        f"45 pages, 3 spec files, 0 indices: 326 records, {len(data_graph.ordered)} specs, "
+        "21 tags; 0 errors, 42 warnings; 42 specs unresolved"
+    )
