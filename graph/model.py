@@ -115,43 +115,48 @@ _NO_RANKS = array("i")
 
 def _build_index(specs: list[SpecRecord]) -> dict[IndexKey, array]:
     index: dict[IndexKey, array] = {}
-
-    def add(key: IndexKey, rank: int) -> None:
-        ranks = index.get(key)
-        if ranks is None:
-            ranks = index[key] = array("i")
-        ranks.append(rank)
-
+    get = index.get
     # Ranks are appended in increasing order, so every index comes out sorted.
     for rank, s in enumerate(specs):
-        add(("package", s.package, None), rank)
-        add(("version", s.version, None), rank)
-        add(("compiler", s.compiler_key, None), rank)
-        add(("os", s.os, None), rank)
-        add(("platform", s.platform, None), rank)
-        add(("target", s.target, None), rank)
-        for variant in s.variants:
-            add(("variant", variant, None), rank)
+        keys = [
+            ("package", s.package, None),
+            ("version", s.version, None),
+            ("compiler", s.compiler_key, None),
+            ("os", s.os, None),
+            ("platform", s.platform, None),
+            ("target", s.target, None),
+        ]
+        keys += [("variant", v, None) for v in s.variants]
         for tag, stacks in s.stacks.items():
-            add(("tag", tag, None), rank)
-            for stack in stacks:
-                add(("stack", stack, tag), rank)
-        for stack in s.all_stacks:
-            add(("stack", stack, None), rank)
+            keys.append(("tag", tag, None))
+            keys += [("stack", stack, tag) for stack in stacks]
+        keys += [("stack", stack, None) for stack in s.all_stacks]
+        for key in keys:
+            ranks = get(key)
+            if ranks is None:
+                ranks = index[key] = array("i")
+            ranks.append(rank)
     return index
 
 
 class GraphBuilder:
-    """Collects records into a graph; says what it could not take."""
+    """Collects records, then builds the graph once; says what it could not take.
+
+    Records stay compact while loading (a spec listed again only updates its
+    stack sets); the NetworkX graph is built in one pass at the end.
+    """
 
     def __init__(self) -> None:
-        self.g = nx.DiGraph()
-        self.spec_count = 0
+        self.records: dict[str, SpecRecord] = {}
+        self.deps: dict[tuple[str, str], frozenset[str]] = {}
         self._stack_sets: dict[frozenset[str], frozenset[str]] = {}
 
+    @property
+    def spec_count(self) -> int:
+        return len(self.records)
+
     def spec(self, hash: str) -> SpecRecord | None:
-        data = self.g.nodes.get(("spec", hash))
-        return None if data is None else data["record"]
+        return self.records.get(hash)
 
     def add_listing(self, record: SpecRecord, tag: str, stacks: Iterable[str]) -> list[str]:
         """Add a spec as a page lists it in ``tag``; return warnings about it.
@@ -159,47 +164,41 @@ class GraphBuilder:
         A hash listed again (another tag, another page) adds its stack
         membership; one already known under another package raises BadRecord.
         """
-        known = self.spec(record.hash)
+        known = self.records.get(record.hash)
         if known is not None and known.package != record.package:
             raise BadRecord(
                 f"hash {record.hash} is listed under package {record.package!r} "
                 f"but already under {known.package!r} ({known.source}); record skipped"
             )
         problems = []
-        if known is None:
-            record = self._intern(record)
-            self._add_spec_node(record)
-        elif not known.from_page:
-            # Known so far only from a spec file: the page's record is the one to show.
-            record = self._intern(record)
-            record.stacks, record.all_stacks = known.stacks, known.all_stacks
-            self._unlink_attributes(record.hash)
-            self.g.nodes[("spec", record.hash)]["record"] = record
-            self._link_attributes(record)
+        if known is None or not known.from_page:
+            # New, or known so far only from a spec file: the page's record is the one to show.
+            if known is not None:
+                record.stacks, record.all_stacks = known.stacks, known.all_stacks
+            self.records[record.hash] = record = self._intern(record)
         else:
             problems = _differences(known, record)
             record = known
-        self._list_in(record, tag, stacks)
+        merged = self._shared(record.stacks.get(tag, EMPTY) | frozenset(stacks))
+        record.stacks[intern(tag)] = merged
+        record.all_stacks = self._shared(record.all_stacks | merged)
         return problems
 
     def add_node_spec(self, record: SpecRecord) -> SpecRecord:
         """Add a spec from a spec file or index node, unless a page or node gave it already."""
-        known = self.spec(record.hash)
+        known = self.records.get(record.hash)
         if known is not None:
             return known
-        record = self._intern(record)
         record.from_page = False
-        self._add_spec_node(record)
+        self.records[record.hash] = record = self._intern(record)
         return record
 
     def add_dependency(self, parent: str, child: str, deptypes: Iterable[str]) -> None:
-        u, v = ("spec", parent), ("spec", child)
-        data = self.g.get_edge_data(u, v)
-        types = frozenset(deptypes) | (data["deptypes"] if data else EMPTY)
-        self.g.add_edge(u, v, kind="depends_on", deptypes=types)
+        key = (parent, child)
+        self.deps[key] = self.deps.get(key, EMPTY) | frozenset(deptypes)
 
     def build(self) -> CacheGraph:
-        return CacheGraph(self.g)
+        return CacheGraph(_graph_of(self.records.values(), self.deps))
 
     def _intern(self, r: SpecRecord) -> SpecRecord:
         r.package, r.version, r.os = intern(r.package), intern(r.version), intern(r.os)
@@ -208,38 +207,56 @@ class GraphBuilder:
         r.variants = tuple(intern(v) for v in r.variants)
         return r
 
-    def _add_spec_node(self, r: SpecRecord) -> None:
-        self.g.add_node(("spec", r.hash), record=r)
-        self.spec_count += 1
-        self._link_attributes(r)
-
-    def _link_attributes(self, r: SpecRecord) -> None:
-        node = ("spec", r.hash)
-        self.g.add_edge(node, ("package", r.package), kind="of")
-        self.g.add_edge(node, ("target", r.target), kind="for")
-        if r.compiler:
-            self.g.add_edge(node, ("compiler", r.compiler), kind="built_with")
-
-    def _unlink_attributes(self, hash: str) -> None:
-        node = ("spec", hash)
-        kinds = {"of", "for", "built_with"}
-        stale = [v for _, v, kind in self.g.out_edges(node, data="kind") if kind in kinds]
-        self.g.remove_edges_from((node, v) for v in stale)
-
-    def _list_in(self, r: SpecRecord, tag: str, stacks: Iterable[str]) -> None:
-        node = ("spec", r.hash)
-        merged = self._shared(r.stacks.get(tag, EMPTY) | frozenset(stacks))
-        r.stacks[intern(tag)] = merged
-        r.all_stacks = self._shared(r.all_stacks | merged)
-        self.g.add_edge(node, ("tag", tag), kind="listed_in")
-        for stack in merged:
-            edge = self.g.get_edge_data(node, ("stack", stack))
-            tags = (edge["tags"] if edge else EMPTY) | {tag}
-            self.g.add_edge(node, ("stack", stack), kind="in", tags=tags)
-
     def _shared(self, stacks: frozenset[str]) -> frozenset[str]:
         # Specs share a few dozen stack sets; one object each keeps a large load small.
         return self._stack_sets.setdefault(stacks, stacks)
+
+
+def _graph_of(
+    records: Iterable[SpecRecord], deps: dict[tuple[str, str], frozenset[str]]
+) -> nx.DiGraph:
+    """The graph of these records, its edges sharing one attribute dict per distinct value.
+
+    NetworkX gives every edge a dict of its own; with several edges a spec,
+    that dominates a large load's time and memory. The data never changes
+    after loading, so edges of the same kind (and tags, deptypes) share one.
+    """
+    g = nx.DiGraph()
+    of, built_with, for_, listed_in = (
+        {"kind": k} for k in ("of", "built_with", "for", "listed_in")
+    )
+    shared: dict[tuple[str, frozenset[str]], dict] = {}
+
+    def data(kind: str, key: str, values: frozenset[str]) -> dict:
+        found = shared.get((kind, values))
+        if found is None:
+            found = shared[kind, values] = {"kind": kind, key: values}
+        return found
+
+    edges: list[tuple[tuple, tuple, dict]] = []
+    add = edges.append
+    for r in records:
+        node = ("spec", r.hash)
+        g.add_node(node, record=r)
+        add((node, ("package", r.package), of))
+        add((node, ("target", r.target), for_))
+        if r.compiler:
+            add((node, ("compiler", r.compiler), built_with))
+        tags_of_stack: dict[str, set[str]] = {}
+        for tag, stacks in r.stacks.items():
+            add((node, ("tag", tag), listed_in))
+            for stack in stacks:
+                tags_of_stack.setdefault(stack, set()).add(tag)
+        for stack, tags in tags_of_stack.items():
+            add((node, ("stack", stack), data("in", "tags", frozenset(tags))))
+    for (parent, child), types in deps.items():
+        add((("spec", parent), ("spec", child), data("depends_on", "deptypes", types)))
+    g.add_nodes_from({v for _, v, _ in edges} - g._node.keys())
+    succ, pred = g._succ, g._pred
+    for u, v, d in edges:
+        succ[u][v] = d
+        pred[v][u] = d
+    return g
 
 
 _COMPARED = ("version", "compiler", "os", "platform", "target", "variants")

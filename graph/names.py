@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -44,6 +45,7 @@ def compiler_parts(name: str) -> tuple[str, str]:
     return family, version
 
 
+@functools.cache  # a large cache repeats a few thousand versions
 def version_key(version: str) -> tuple:
     """A sort key that orders versions as Spack does (oldest first).
 
