@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from graph import IndexSource, load
 
@@ -91,6 +92,16 @@ def validate(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def synth(args: argparse.Namespace) -> int:
+    from .synth import synthesize
+
+    counts = synthesize(args.out, args.specs, args.tags, args.seed)
+    print(
+        ", ".join(f"{tag}: {n:,} specs" for tag, n in counts.items()) + f"; {args.specs:,} distinct"
+    )
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
@@ -118,6 +129,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--index", action="append", default=[], type=_index, metavar="TAG:STACK=PATH")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=validate)
+
+    p = commands.add_parser("synth", help="write a realistic page tree of any size")
+    p.add_argument("out", type=Path, help="the folder to write <tag>/<package>/specs.md into")
+    p.add_argument("--specs", type=int, required=True, help="distinct specs in all")
+    p.add_argument("--tags", type=int, default=1, help="tags; later ones share ~60%% of hashes")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=synth)
     return top
 
 
