@@ -43,3 +43,12 @@ def raw_pages(root: Path) -> list[RawPage]:
 
 def normalized(compiler: str) -> str | None:
     return None if compiler == "none" else compiler.replace("@=", "@")
+
+
+def spec_file_nodes(root: Path) -> list[dict]:
+    """Every node of every spec-N.json under ``root``, as Spack wrote it."""
+    return [
+        n
+        for f in sorted(root.rglob("spec-*.json"))
+        for n in json.loads(f.read_text())["spec"]["nodes"]
+    ]

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from graph import load
 from graph.queries import SpecQuery, package_facts, select_specs, spec_count
 from tests.conftest import SEEDS, SHARED_DATA
-from tests.rawpages import RawPage, normalized, raw_pages
+from tests.rawpages import RawPage, normalized, raw_pages, spec_file_nodes
 
 SHARED_PAGES = raw_pages(SHARED_DATA) if SHARED_DATA.is_dir() else []
 
@@ -57,14 +54,6 @@ def test_seeds_totals(seeds_graph):
 @pytest.mark.parametrize("page", SHARED_PAGES, ids=lambda p: f"{p.tag}/{p.package}")
 def test_each_shared_page_loads_whole(data_graph, page):
     _check_page_against_graph(data_graph, page)
-
-
-def spec_file_nodes(root: Path) -> list[dict]:
-    return [
-        n
-        for f in sorted(root.rglob("spec-*.json"))
-        for n in json.loads(f.read_text())["spec"]["nodes"]
-    ]
 
 
 def test_shared_data_totals_equal_the_files(shared_data, data_graph):

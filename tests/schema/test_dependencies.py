@@ -3,21 +3,12 @@ dependents and Query.dependencyPath."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import execute
+from tests.rawpages import spec_file_nodes
 
 ADIAK = "xki2324ffw7w7mcd2kyrbvmfz2mq7k2r"  # adiak/spec-0.json: adiak -> mpich -> libxml2 -> ...
-
-
-def spec_file_nodes(shared_data):
-    return [
-        n
-        for f in sorted(shared_data.rglob("spec-*.json"))
-        for n in json.loads(f.read_text())["spec"]["nodes"]
-    ]
 
 
 def test_spec_dependencies_are_exactly_those_of_the_spec_file(data_graph, shared_data):
