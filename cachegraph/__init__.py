@@ -1,5 +1,7 @@
 """Spack Cache Graph: a GraphQL server over Spack's binary build caches."""
 
-from .app import DataSources, create_app
+from .app import create_app
+from .settings import Settings
+from .state import DataSources
 
-__all__ = ["DataSources", "create_app"]
+__all__ = ["DataSources", "Settings", "create_app"]

@@ -1,126 +1,143 @@
-"""The Starlette app: /graphql (POST, GET, GraphiQL), /healthz; data loaded in the lifespan."""
+"""The Starlette app: /graphql, GraphiQL's assets, health, readiness, metrics and reload."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import json
+import hmac
 import logging
+import signal
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
 
-import anyio
-from cross_web import HTTPException
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
-from strawberry.asgi import GraphQL
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
-from graph import CacheGraph, IndexSource, LoadReport, load
-from graph.queries import stats
-from schema import schema
+from graph import CacheGraph
+from schema import build_schema
 
-from .progress import ProgressLine
-from .sources import default_data
+from .graphiql import STATIC
+from .observe import Metrics, RequestMiddleware, error_body
+from .settings import Settings
+from .state import DataSources, Outcome, State
+from .view import GraphQLView
 
 log = logging.getLogger("cachegraph")
 
 
-@dataclass
-class DataSources:
-    """Where the server's data comes from: page/spec-file paths and stack indices."""
+def create_app(
+    graph: CacheGraph | None = None,
+    sources: DataSources | None = None,
+    settings: Settings | None = None,
+) -> Starlette:
+    """The app serving ``graph``, or the data of ``sources`` (by default the settings' data,
+    or the bundled seeds), configured by ``settings`` (by default the environment's)."""
+    settings = settings or Settings.from_env()
+    if sources is None:
+        sources = DataSources(list(settings.data), settings.index_sources())
+    state = State(sources=sources, graph=graph)
+    metrics = Metrics()
+    token = settings.token()
 
-    paths: list[str] = field(default_factory=list)
-    indices: list[IndexSource] = field(default_factory=list)
+    def observe(outcome: Outcome) -> None:
+        metrics.reloads.labels("ok" if outcome.ok else "failed").inc()
+        metrics.reload_time.set(outcome.finished)
+        metrics.reload_ok.set(1 if outcome.ok else 0)
+        for kind, count in state.size().items():
+            metrics.graph_size.labels(kind.removesuffix("_count")).set(count)
 
-    def resolved_paths(self) -> list[str]:
-        return self.paths or ([] if self.indices else [str(default_data())])
-
-
-@dataclass
-class State:
-    """The graph being served. Replaced whole, never changed in place."""
-
-    graph: CacheGraph | None = None
-    report: LoadReport | None = None
-
-
-def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
-    progress = ProgressLine()
-    graph, report = load(sources.resolved_paths(), sources.indices, progress=progress)
-    progress.done()
-    for problem in report.problems:
-        log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
-    log.info("loaded %s in %.2fs", report.summary(), report.seconds)
-    return graph, report
-
-
-class GraphQLView(GraphQL):
-    """Strawberry's ASGI view, answering on the graph of the moment and in JSON only."""
-
-    def __init__(self, state: State) -> None:
-        super().__init__(schema)
-        self.state = state
-
-    async def get_context(self, request: Any, response: Any) -> dict[str, Any]:
-        # Taken once per request: a reload during it does not change its answers.
-        return {"graph": self.state.graph, "request": request, "response": response}
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and self.state.graph is None:
-            await _error(503, "the data is still loading; try again shortly")(scope, receive, send)
-            return
-        await super().__call__(scope, receive, send)
-
-    async def run(self, request, **kwargs):
-        try:
-            return await super().run(request, **kwargs)
-        except HTTPException as exc:
-            # Not a GraphQL request at all: say so in the shape GraphQL clients read.
-            status = 400 if exc.status_code in (400, 404, 415) else exc.status_code
-            return _error(status, exc.reason)
-
-
-def _error(status: int, message: str) -> Response:
-    return JSONResponse({"errors": [{"message": message}]}, status_code=status)
-
-
-def health(state: State) -> Response:
-    if state.graph is None:
-        return JSONResponse({"status": "loading"}, status_code=503)
-    body = {"status": "ok", **vars(stats(state.graph))}
-    if state.report is not None:
-        body["problems"] = len(state.report.problems)
-    return Response(json.dumps(body), media_type="application/json")
-
-
-def create_app(graph: CacheGraph | None = None, sources: DataSources | None = None) -> Starlette:
-    """The app serving ``graph``, or the data of ``sources`` (the seeds by default)."""
-    state = State(graph=graph)
+    async def reload() -> Outcome:
+        outcome = await state.reload()
+        observe(outcome)
+        return outcome
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if state.graph is None:
-            state.graph, state.report = await anyio.to_thread.run_sync(
-                load_sources, sources or DataSources()
-            )
-        yield
+            await state.load()
+        else:
+            state.last = Outcome(True, 0.0, "graph given")
+        observe(state.last)
+        hangup = _on_hangup(lambda: asyncio.ensure_future(reload()))
+        try:
+            yield
+        finally:
+            hangup()
 
     async def healthz(request: Request) -> Response:
-        return health(state)
+        return JSONResponse({"status": "alive"})
+
+    async def readyz(request: Request) -> Response:
+        if state.graph is None:
+            return JSONResponse({"status": "loading"}, status_code=503)
+        body = {"status": "ready", **state.size()}
+        if state.last is not None:
+            body["last_load"] = state.last.to_dict()
+        return JSONResponse(body)
+
+    async def metrics_page(request: Request) -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def admin_reload(request: Request) -> Response:
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return JSONResponse(
+                error_body("a valid bearer token is required"),
+                status_code=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        outcome = await reload()
+        return JSONResponse(outcome.to_dict(), status_code=200 if outcome.ok else 422)
 
     async def home(request: Request) -> Response:
         return RedirectResponse("/graphql")
 
-    view = GraphQLView(state)
-    app = Starlette(
-        routes=[
-            Route("/", home),
-            Route("/healthz", healthz),
-            Route("/graphql", view),
-        ],
-        lifespan=lifespan,
+    view = GraphQLView(
+        build_schema(settings.limits()),
+        state,
+        metrics,
+        timeout=settings.timeout,
+        max_batch=settings.max_batch,
+        graphiql=settings.graphiql,
     )
+    routes = [
+        Route("/", home),
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/metrics", metrics_page),
+        Route("/graphql", view),
+        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+    ]
+    if token:
+        routes.append(Route("/admin/reload", admin_reload, methods=["POST"]))
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "POST"],
+        allow_headers=["content-type", "authorization", "x-request-id"],
+        expose_headers=["x-request-id"],
+    )
+    app.add_middleware(RequestMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
     app.state.cache = state
     return app
+
+
+def app_from_environment() -> Starlette:
+    """The app as configured by CACHEGRAPH_* variables (for Uvicorn's --factory, workers)."""
+    return create_app()
+
+
+def _on_hangup(callback) -> callable:
+    """Run ``callback`` on SIGHUP where this process can take signals; returns an undo."""
+    try:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGHUP, callback)
+    except (RuntimeError, ValueError, NotImplementedError, AttributeError):
+        # Not the main thread (a test client), or no SIGHUP on this platform.
+        return lambda: None
+    return lambda: loop.remove_signal_handler(signal.SIGHUP)

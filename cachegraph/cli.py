@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from graph import IndexSource, load
 
-from .app import DataSources, create_app, load_sources
+from . import settings as config
 from .progress import ProgressLine
+from .state import DataSources, load_sources
 
 
 def _index(text: str) -> IndexSource:
@@ -47,8 +49,25 @@ def _sources(args: argparse.Namespace) -> DataSources:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    app = create_app(sources=_sources(args))
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    from .app import create_app
+    from .observe import configure_logging
+
+    settings = config.from_arguments(args, args.base)
+    settings.index_sources()  # a bad --index fails here, not in a worker
+    configure_logging(settings.log_level, settings.log_format)
+    options = dict(host=settings.host, port=settings.port, log_config=None, access_log=False)
+    if settings.workers > 1:
+        # Workers are new processes: they take the settings from the environment.
+        os.environ.update(settings.to_env())
+        app = "cachegraph.app:app_from_environment"
+        uvicorn.run(app, factory=True, workers=settings.workers, **options)
+    else:
+        uvicorn.run(create_app(settings=settings), **options)
+    return 0
+
+
+def show_settings(args: argparse.Namespace) -> int:
+    print(config.markdown_table())
     return 0
 
 
@@ -102,18 +121,21 @@ def synth(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
+    base = base or config.Settings()
     top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
 
-    p = commands.add_parser("serve", help="serve the GraphQL API over HTTP")
-    _add_data_options(p)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    p = commands.add_parser(
+        "serve",
+        help="serve the GraphQL API over HTTP",
+        description="Each flag has a CACHEGRAPH_* environment variable: 'cachegraph settings'.",
     )
-    p.set_defaults(run=serve)
+    config.add_arguments(p, base)
+    p.set_defaults(run=serve, base=base)
+
+    p = commands.add_parser("settings", help="print the table of settings (Markdown)")
+    p.set_defaults(run=show_settings)
 
     p = commands.add_parser("query", help="run one GraphQL query and print the JSON result")
     p.add_argument("query", help="the GraphQL document")
@@ -140,9 +162,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:
+        base = config.Settings.from_env()
+    except ValueError as exc:
+        print(f"cachegraph: {exc}", file=sys.stderr)
+        return 2
+    args = parser(base).parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    return args.run(args)
+    try:
+        return args.run(args)
+    except ValueError as exc:
+        print(f"cachegraph: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -6,14 +6,15 @@ import logging
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaskErrors
+from strawberry.extensions import DisableIntrospection
 from strawberry.tools import merge_types
-from strawberry.types import ExecutionContext, Info
+from strawberry.types import ExecutionContext, ExecutionResult, Info
 
 from graph.errors import CacheGraphError
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
 from .context import graph
+from .limits import Limits, QueryLimits
 from .nodes import Node, parse_global_id
 from .packages import Package, PackageQueries, find_package
 from .specs import Spec, SpecQueries
@@ -54,7 +55,42 @@ def is_client_error(error: GraphQLError) -> bool:
     return error.original_error is None or isinstance(error.original_error, CacheGraphError)
 
 
+def masked(error: GraphQLError, request_id: str | None) -> GraphQLError:
+    """What a client sees of an error the server made: a message and the request id.
+
+    The id is also on the log line with the real error, so an operator can find it.
+    """
+    if is_client_error(error):
+        return error
+    extensions = {"code": "INTERNAL_SERVER_ERROR"}
+    if request_id:
+        extensions["requestId"] = request_id
+    message = "Internal server error" + (f" (request id {request_id})." if request_id else ".")
+    return GraphQLError(message, nodes=error.nodes, path=error.path, extensions=extensions)
+
+
+def _masked_result(result: ExecutionResult, context: object) -> ExecutionResult:
+    if result.errors:
+        request_id = context.get("request_id") if isinstance(context, dict) else None
+        result.errors = [masked(e, request_id) for e in result.errors]
+    return result
+
+
 class CacheGraphSchema(strawberry.Schema):
+    """Logs what the server got wrong and shows the client only a masked error.
+
+    Masking here, not in an extension, covers errors raised by extensions too.
+    """
+
+    def execute_sync(self, query, variable_values=None, context_value=None, *args, **kwargs):
+        result = super().execute_sync(query, variable_values, context_value, *args, **kwargs)
+        if result.errors:
+            request_id = (
+                context_value.get("request_id") if isinstance(context_value, dict) else None
+            )
+            result.errors = [masked(e, request_id) for e in result.errors]
+        return result
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -64,14 +100,12 @@ class CacheGraphSchema(strawberry.Schema):
                 log.error("unexpected error in %s", error.path, exc_info=error.original_error)
 
 
-def build_schema() -> strawberry.Schema:
+def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+    """The schema, refusing what ``limits`` forbid (the defaults when None)."""
+    limits = limits or Limits()
+    extensions: list = [lambda: QueryLimits(limits=limits)]
+    if not limits.introspection:
+        extensions.append(DisableIntrospection)
     return CacheGraphSchema(
-        query=Query,
-        types=[Spec, Package, Stack, Compiler, Target, Tag],
-        extensions=[
-            lambda: MaskErrors(
-                should_mask_error=lambda e: not is_client_error(e),
-                error_message="Internal server error.",
-            )
-        ],
+        query=Query, types=[Spec, Package, Stack, Compiler, Target, Tag], extensions=extensions
     )

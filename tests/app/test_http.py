@@ -10,6 +10,7 @@ from graph import load
 from tests.conftest import SEEDS
 
 STATS = "{ stats { packageCount specCount } }"
+BODY_SHAPE = "the body must be a JSON object, or an array of them (a batch)"
 
 
 @pytest.fixture(scope="module")
@@ -55,17 +56,22 @@ def test_the_root_leads_to_graphiql(client):
     assert (response.status_code, response.headers["location"]) == (307, "/graphql")
 
 
-def test_health_once_loaded(client):
-    response = client.get("/healthz")
+def test_alive_and_ready_once_loaded(client):
+    assert (client.get("/healthz").status_code, client.get("/healthz").json()) == (
+        200,
+        {"status": "alive"},
+    )
+    response = client.get("/readyz")
     assert response.status_code == 200
     assert response.json() == {
-        "status": "ok",
+        "status": "ready",
         "package_count": 4,
         "spec_count": 454,
         "stack_count": 11,
         "compiler_count": 3,
         "target_count": 4,
         "tag_count": 1,
+        "last_load": {"ok": True, "finished": 0.0, "summary": "graph given", "problems": []},
     }
 
 
@@ -110,7 +116,13 @@ def test_an_invalid_query_is_a_graphql_error(client):
             "Unsupported content type",
         ),
         ({"json": {"variables": {}}}, "No GraphQL query found in the request"),
-        ({"json": []}, "Batching is not enabled"),
+        ({"json": []}, "the batch is empty: send at least one operation"),
+        ({"json": "{ stats { specCount } }"}, BODY_SHAPE),
+        ({"json": [1, 2]}, BODY_SHAPE),
+        (
+            {"json": {"query": 5}},
+            "The GraphQL operation's `query` must be a string or null, if provided.",
+        ),
     ],
 )
 def test_a_request_that_is_not_graphql_is_400(client, kwargs, message):
@@ -137,7 +149,9 @@ def test_the_app_loads_its_data_in_the_lifespan(tmp_path):
 def test_before_data_is_loaded_the_server_says_so():
     app = create_app(sources=DataSources(paths=[str(SEEDS)]))
     client = TestClient(app)  # no lifespan: nothing loaded
-    assert client.get("/healthz").status_code == 503
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/readyz").json() == {"status": "loading"}
+    assert client.get("/readyz").status_code == 503
     response = client.post("/graphql", json={"query": STATS})
     assert (response.status_code, response.json()) == (
         503,
@@ -160,5 +174,16 @@ def test_a_server_fault_is_masked(seeds_graph):
     graph.ordered[0] = None  # a broken graph: resolvers will fail unexpectedly
     with TestClient(create_app(graph)) as client:
         response = client.post("/graphql", json={"query": "{ specs(first: 1) { nodes { hash } } }"})
+    request_id = response.headers["x-request-id"]
     assert response.status_code == 200
-    assert response.json()["errors"][0]["message"] == "Internal server error."
+    assert response.json() == {
+        "data": None,
+        "errors": [
+            {
+                "message": f"Internal server error (request id {request_id}).",
+                "locations": [{"line": 1, "column": 21}],
+                "path": ["specs", "nodes"],
+                "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": request_id},
+            }
+        ],
+    }

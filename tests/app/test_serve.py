@@ -35,7 +35,7 @@ def wait_healthy(port: int, process: subprocess.Popen, seconds: float = 30) -> N
     while time.monotonic() < deadline:
         assert process.poll() is None, process.stderr.read().decode()
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as r:
                 if r.status == 200:
                     return
         except OSError:

@@ -1,0 +1,209 @@
+"""Request ids, JSON log lines and Prometheus metrics, and the middleware that ties them.
+
+Every request gets an id (the client's ``X-Request-ID`` when it is sane), which
+comes back in the response header, in every log line the request causes, and
+in the message of any error the server masks.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+
+_CLIENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+ROUTES = ("/graphql", "/healthz", "/readyz", "/metrics", "/admin/reload", "/")
+
+log = logging.getLogger("cachegraph.http")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, request id, extras."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if rid := getattr(record, "request_id", None) or request_id.get():
+            entry["request_id"] = rid
+        entry.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+JsonFormatter.converter = time.gmtime
+
+
+def configure_logging(level: str = "info", form: str = "json") -> None:
+    """Send every logger (ours and Uvicorn's) to stderr in one format."""
+    handler = logging.StreamHandler()
+    if form == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
+
+
+class Metrics:
+    """The server's metrics, in a registry of its own (one per app)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            "cachegraph_requests", "HTTP requests answered", ["route", "status"], registry=r
+        )
+        self.latency = Histogram(
+            "cachegraph_request_duration_seconds",
+            "time to answer a request",
+            ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        self.errors = Counter(
+            "cachegraph_graphql_errors", "GraphQL errors returned", ["kind"], registry=r
+        )
+        self.rejections = Counter(
+            "cachegraph_rejections", "requests refused by a limit", ["limit"], registry=r
+        )
+        self.graph_size = Gauge(
+            "cachegraph_graph_objects", "objects in the graph being served", ["kind"], registry=r
+        )
+        self.reload_time = Gauge(
+            "cachegraph_last_reload_timestamp_seconds",
+            "when the last load or reload finished (Unix time)",
+            registry=r,
+        )
+        self.reload_ok = Gauge(
+            "cachegraph_last_reload_success", "1 when the last load or reload succeeded", registry=r
+        )
+        self.reloads = Counter(
+            "cachegraph_reloads", "loads and reloads by result", ["result"], registry=r
+        )
+
+
+def _header(scope: dict, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def send_json(send: Callable, status: int, body: dict, headers: list | None = None) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def error_body(message: str, **extensions: Any) -> dict:
+    error: dict[str, Any] = {"message": message}
+    if extensions:
+        error["extensions"] = extensions
+    return {"errors": [error]}
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class RequestMiddleware:
+    """Request id, body size limit, access log, metrics, and a JSON 500 for any crash."""
+
+    def __init__(self, app: Callable, metrics: Metrics, max_body_bytes: int) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = _header(scope, b"x-request-id")
+        rid = given if given and _CLIENT_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+        token = request_id.set(rid)
+        scope.setdefault("state", {})["request_id"] = rid
+        started = time.perf_counter()
+        status = 500
+        response_started = False
+
+        async def send_with_id(message: dict) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                status, response_started = message["status"], True
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+            await send(message)
+
+        received = 0
+
+        async def limited_receive() -> dict:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_body_bytes:
+                raise _BodyTooLarge
+            return message
+
+        try:
+            length = _header(scope, b"content-length")
+            if length and length.isdigit() and int(length) > self.max_body_bytes:
+                raise _BodyTooLarge
+            await self.app(scope, limited_receive, send_with_id)
+        except _BodyTooLarge:
+            self.metrics.rejections.labels("max_body_bytes").inc()
+            if not response_started:
+                message = (
+                    f"the request body is larger than {self.max_body_bytes} bytes "
+                    f"(limit max_body_bytes = {self.max_body_bytes})"
+                )
+                body = error_body(message, code="LIMIT_EXCEEDED", limit="max_body_bytes")
+                await send_json(send_with_id, 413, body)
+        except Exception:
+            log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
+            if not response_started:
+                message = f"Internal server error (request id {rid})."
+                body = error_body(message, code="INTERNAL_SERVER_ERROR", requestId=rid)
+                await send_json(send_with_id, 500, body)
+        finally:
+            seconds = time.perf_counter() - started
+            route = scope["path"] if scope["path"] in ROUTES else "other"
+            self.metrics.requests.labels(route, str(status)).inc()
+            self.metrics.latency.labels(route).observe(seconds)
+            log.info(
+                "%s %s %s",
+                scope["method"],
+                scope["path"],
+                status,
+                extra={"fields": {"status": status, "ms": round(seconds * 1000, 2)}},
+            )
+            request_id.reset(token)
+
+
+Handler = Callable[..., Awaitable[None]]

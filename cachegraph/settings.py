@@ -1,0 +1,177 @@
+"""Every setting of the server, each by CLI flag and by environment variable.
+
+A flag wins over its variable, which wins over the default. The README's table
+is ``cachegraph settings --markdown``; a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from graph import IndexSource
+from schema.limits import Limits
+
+ENV_PREFIX = "CACHEGRAPH_"
+_DEFAULTS = Limits()
+
+
+def _setting(default: Any, help: str, metavar: str | None = None) -> Any:
+    return field(default=default, metadata={"help": help, "metavar": metavar})
+
+
+@dataclass(frozen=True)
+class Settings:
+    data: tuple[str, ...] = _setting(
+        (),
+        "cache pages, spec files or folders of them; the bundled seeds when none "
+        "(variable: paths separated by ':')",
+        "PATH",
+    )
+    index: tuple[str, ...] = _setting(
+        (),
+        "a Spack build-cache index.json whose specs STACK holds in TAG "
+        "(variable: separated by spaces)",
+        "TAG:STACK=PATH",
+    )
+    host: str = _setting("127.0.0.1", "the address to listen on")
+    port: int = _setting(8000, "the port to listen on")
+    workers: int = _setting(
+        1, "server processes, each with its own copy of the graph; prefer replicas"
+    )
+    log_level: str = _setting("info", "critical, error, warning, info or debug")
+    log_format: str = _setting("json", "json (one object a line) or text")
+    cors_origins: tuple[str, ...] = _setting(
+        (), "browser origins allowed to call the API (variable: separated by commas)", "ORIGIN"
+    )
+    admin_token_file: str = _setting(
+        "",
+        "a file holding the bearer token for POST /admin/reload; no token, no endpoint",
+        "PATH",
+    )
+    admin_token: str = _setting(
+        "", "the token itself (prefer the file: flags show in process lists)", "TOKEN"
+    )
+    graphiql: bool = _setting(True, "serve the GraphiQL IDE at GET /graphql")
+    federation: bool = _setting(False, "serve the schema as an Apollo Federation 2 subgraph")
+    introspection: bool = _setting(_DEFAULTS.introspection, "answer introspection queries")
+    max_tokens: int = _setting(_DEFAULTS.max_tokens, "tokens in one query document")
+    max_aliases: int = _setting(_DEFAULTS.max_aliases, "aliases in one query document")
+    max_depth: int = _setting(_DEFAULTS.max_depth, "fields nested in one operation")
+    max_cost: int = _setting(
+        _DEFAULTS.max_cost, "fields one operation may return, nested page sizes multiplied"
+    )
+    max_batch: int = _setting(10, "operations in one batched request (a JSON array)")
+    max_body_bytes: int = _setting(1_048_576, "bytes in one request body")
+    timeout: float = _setting(10.0, "seconds one operation may run", "SECONDS")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Defaults overridden by CACHEGRAPH_* variables; ValueError names a bad one."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for f in fields(cls):
+            raw = environ.get(env_name(f.name))
+            if raw is not None:
+                values[f.name] = _from_text(f, raw)
+        return cls(**values)
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_tokens=self.max_tokens,
+            max_aliases=self.max_aliases,
+            max_depth=self.max_depth,
+            max_cost=self.max_cost,
+            introspection=self.introspection,
+        )
+
+    def index_sources(self) -> list[IndexSource]:
+        return [IndexSource.parse(text) for text in self.index]
+
+    def token(self) -> str | None:
+        """The admin bearer token, from the file when one is named."""
+        if self.admin_token_file:
+            return Path(self.admin_token_file).read_text().strip() or None
+        return self.admin_token or None
+
+    def to_env(self) -> dict[str, str]:
+        """The variables that give these settings to another process (a worker)."""
+        return {env_name(f.name): _to_text(f.name, getattr(self, f.name)) for f in fields(self)}
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
+
+
+def flag_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+_SEPARATORS = {"data": ":", "index": " ", "cors_origins": ","}
+
+
+def _from_text(f: dataclasses.Field, raw: str) -> Any:
+    kind = type(f.default)
+    try:
+        if kind is tuple:
+            sep = _SEPARATORS[f.name]
+            return tuple(part for part in (p.strip() for p in raw.split(sep)) if part)
+        if kind is bool:
+            lowered = raw.strip().lower()
+            if lowered not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise ValueError("give true or false")
+            return lowered in ("1", "true", "yes", "on")
+        return kind(raw)
+    except ValueError as exc:
+        raise ValueError(f"{env_name(f.name)}={raw!r}: {exc}") from None
+
+
+def _to_text(name: str, value: Any) -> str:
+    if isinstance(value, tuple):
+        return _SEPARATORS[name].join(value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def add_arguments(parser: argparse.ArgumentParser, base: Settings) -> None:
+    """One flag a setting, its default taken from ``base`` (the environment)."""
+    for f in fields(Settings):
+        default = getattr(base, f.name)
+        kind = type(f.default)
+        options: dict[str, Any] = {"dest": f.name, "help": f.metadata["help"]}
+        if f.metadata["metavar"]:
+            options["metavar"] = f.metadata["metavar"]
+        if kind is tuple:
+            options.update(action="append", default=None)
+        elif kind is bool:
+            options.update(action=argparse.BooleanOptionalAction, default=default)
+        else:
+            options.update(type=kind, default=default)
+        parser.add_argument(flag_name(f.name), **options)
+
+
+def from_arguments(args: argparse.Namespace, base: Settings) -> Settings:
+    values = {}
+    for f in fields(Settings):
+        value = getattr(args, f.name)
+        if type(f.default) is tuple:
+            value = tuple(value) if value is not None else getattr(base, f.name)
+        values[f.name] = value
+    return Settings(**values)
+
+
+def markdown_table() -> str:
+    """The README's table of settings."""
+    rows = ["| flag | environment variable | default | what it sets |", "|---|---|---|---|"]
+    for f in fields(Settings):
+        default = f"`{_to_text(f.name, f.default)}`" if f.default not in ((), "") else "none"
+        help = f.metadata["help"]
+        rows.append(f"| `{flag_name(f.name)}` | `{env_name(f.name)}` | {default} | {help} |")
+    return "\n".join(rows)

@@ -1,0 +1,104 @@
+"""The graph being served, and reloading it without a restart.
+
+A reload builds the new graph beside the old one and swaps one reference, so
+a request sees either the old graph or the new one, never a mix; requests in
+flight keep the graph they started with. A reload that fails changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+import anyio
+
+from graph import CacheGraph, IndexSource, LoadReport, load
+from graph.queries import stats
+
+from .progress import ProgressLine
+from .sources import default_data
+
+log = logging.getLogger("cachegraph")
+
+
+@dataclass
+class DataSources:
+    """Where the server's data comes from: page/spec-file paths and stack indices."""
+
+    paths: list[str] = field(default_factory=list)
+    indices: list[IndexSource] = field(default_factory=list)
+
+    def resolved_paths(self) -> list[str]:
+        return self.paths or ([] if self.indices else [str(default_data())])
+
+
+def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
+    progress = ProgressLine()
+    graph, report = load(sources.resolved_paths(), sources.indices, progress=progress)
+    progress.done()
+    for problem in report.problems:
+        log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
+    log.info("loaded %s in %.2fs", report.summary(), report.seconds)
+    return graph, report
+
+
+@dataclass
+class Outcome:
+    """What a load or reload did: its time, whether it is being served, and why not."""
+
+    ok: bool
+    finished: float
+    summary: str
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "finished": self.finished,
+            "summary": self.summary,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class State:
+    """The graph being served. Replaced whole, never changed in place."""
+
+    sources: DataSources = field(default_factory=DataSources)
+    graph: CacheGraph | None = None
+    report: LoadReport | None = None
+    last: Outcome | None = None
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def load(self) -> Outcome:
+        """Load the sources and serve them, whatever their problems (the first load)."""
+        self.graph, self.report = await anyio.to_thread.run_sync(load_sources, self.sources)
+        problems = [str(p) for p in self.report.problems]
+        self.last = Outcome(True, time.time(), self.report.summary(), problems)
+        return self.last
+
+    async def reload(self) -> Outcome:
+        """Load the sources again and serve them only if they loaded without errors."""
+        async with self._lock:
+            try:
+                graph, report = await anyio.to_thread.run_sync(load_sources, self.sources)
+            except Exception as exc:
+                log.exception("reload failed")
+                self.last = Outcome(False, time.time(), f"reload failed: {exc}")
+                return self.last
+            problems = [str(p) for p in report.problems]
+            if not report.ok or not report.specs:
+                why = "no specs" if report.ok else f"{len(report.errors)} errors"
+                summary = f"reload refused ({why}); still serving the previous data"
+                self.last = Outcome(False, time.time(), summary, problems)
+                log.error("%s", summary)
+            else:
+                self.graph, self.report = graph, report
+                self.last = Outcome(True, time.time(), report.summary(), problems)
+                log.info("reloaded: %s", report.summary())
+            return self.last
+
+    def size(self) -> dict[str, int]:
+        return {} if self.graph is None else vars(stats(self.graph))

@@ -1,0 +1,267 @@
+"""Query limits checked before execution: tokens, aliases, depth, page size and cost.
+
+A document is measured once, before the standard validation rules run, so a
+bomb (a thousand aliases, a fragment fan-out, nested ``first: 1000`` pages)
+is refused before any rule or resolver spends time on it. Every refusal is a
+``LimitExceeded`` error naming the limit and its value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    IntValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    VariableNode,
+    get_named_type,
+    get_nullable_type,
+    parse,
+)
+from graphql.language import Lexer, Source, TokenKind
+from strawberry.extensions import SchemaExtension
+
+from .pagination import DEFAULT_FIRST, MAX_FIRST
+
+# The size assumed for a list that has no ``first`` (stacks, tags, overlaps...).
+LIST_ESTIMATE = 100
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for. The defaults suit a public endpoint."""
+
+    max_tokens: int = 10_000
+    max_aliases: int = 100
+    max_depth: int = 15
+    max_cost: int = 100_000
+    introspection: bool = True
+
+
+class LimitExceeded(GraphQLError):
+    """A request refused by a limit; ``extensions`` name the limit and its value."""
+
+    def __init__(self, limit: str, value: int, message: str) -> None:
+        super().__init__(
+            f"{message} (limit {limit} = {value})",
+            extensions={"code": "LIMIT_EXCEEDED", "limit": limit, "value": value},
+        )
+        self.limit = limit
+
+
+@dataclass
+class Measure:
+    """Depth and cost of a selection, cost counted for one parent object."""
+
+    depth: int = 0
+    cost: int = 0
+
+
+class _Measurer:
+    """Measures a document against the schema, each fragment once."""
+
+    def __init__(
+        self, schema: GraphQLSchema, document: DocumentNode, variables: dict[str, Any]
+    ) -> None:
+        self.schema = schema
+        self.variables = variables
+        self.fragments = {
+            d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+        }
+        self.measured: dict[str, Measure] = {}
+        self.visiting: set[str] = set()
+
+    def operation(self, op: OperationDefinitionNode) -> Measure:
+        root = self.schema.get_root_type(op.operation)
+        return self.selection(op.selection_set, root)
+
+    def selection(self, selections: SelectionSetNode, parent: GraphQLNamedType | None) -> Measure:
+        total = Measure()
+        for node in selections.selections:
+            if isinstance(node, FieldNode):
+                part = self.field(node, parent)
+            elif isinstance(node, InlineFragmentNode):
+                cond = node.type_condition
+                part = self.selection(
+                    node.selection_set, self.schema.get_type(cond.name.value) if cond else parent
+                )
+            else:
+                part = self.spread(node)
+            total.depth = max(total.depth, part.depth)
+            total.cost += part.cost
+        return total
+
+    def spread(self, node: FragmentSpreadNode) -> Measure:
+        name = node.name.value
+        fragment = self.fragments.get(name)
+        if fragment is None or name in self.visiting:
+            # Unknown fragments and cycles: the standard rules report them.
+            return Measure()
+        if name not in self.measured:
+            self.visiting.add(name)
+            cond = self.schema.get_type(fragment.type_condition.name.value)
+            self.measured[name] = self.selection(fragment.selection_set, cond)
+            self.visiting.discard(name)
+        return self.measured[name]
+
+    def field(self, node: FieldNode, parent: GraphQLNamedType | None) -> Measure:
+        name = node.name.value
+        if name.startswith("__"):
+            # Introspection is bounded by graphql-core's MaxIntrospectionDepthRule.
+            return Measure()
+        if node.selection_set is None:
+            return Measure(depth=1, cost=1)
+        fields = getattr(parent, "fields", None)
+        definition = fields.get(name) if fields else None
+        child_type = get_named_type(definition.type) if definition else None
+        inner = self.selection(node.selection_set, child_type)
+        size = self.page_size(node, definition, parent)
+        return Measure(depth=inner.depth + 1, cost=1 + size * inner.cost)
+
+    def page_size(self, node: FieldNode, definition: Any, parent: Any) -> int:
+        """How many objects this field may return for one parent."""
+        if definition is None:
+            return 1
+        if "first" in definition.args:
+            return self.first(node, definition.args["first"].default_value)
+        if isinstance(get_nullable_type(definition.type), GraphQLList):
+            # A connection's edges and nodes are its page, already counted.
+            return 1 if parent is not None and parent.name.endswith("Connection") else LIST_ESTIMATE
+        return 1
+
+    def first(self, node: FieldNode, default: Any) -> int:
+        value: Any = default if isinstance(default, int) else DEFAULT_FIRST
+        for arg in node.arguments or ():
+            if arg.name.value != "first":
+                continue
+            if isinstance(arg.value, IntValueNode):
+                value = int(arg.value.value)
+            elif isinstance(arg.value, VariableNode):
+                value = self.variables.get(arg.value.name.value, value)
+        if isinstance(value, int) and value > MAX_FIRST:
+            raise LimitExceeded(
+                "first", MAX_FIRST, f"'first' must be between 0 and {MAX_FIRST}, got {value}"
+            )
+        return value if isinstance(value, int) and value >= 0 else DEFAULT_FIRST
+
+
+def scan_tokens(query: str, limits: Limits) -> None:
+    """Refuse, before parsing, a query with too many tokens or braces nested too deep.
+
+    The parser recurses once per nesting level, so a depth bomb must be
+    stopped here, not after parsing.
+
+    >>> scan_tokens("{ a { b { c } } }", Limits(max_depth=1))
+    Traceback (most recent call last):
+    ...
+    schema.limits.LimitExceeded: the query nests 3 levels deep (limit max_depth = 1)
+    """
+    lexer, count, nesting = Lexer(Source(query)), 0, 0
+    # Inline fragments and input objects add braces of their own: allow for them.
+    max_nesting = 2 * limits.max_depth + 2
+    while (kind := lexer.advance().kind) != TokenKind.EOF:
+        count += 1
+        if count > limits.max_tokens:
+            raise LimitExceeded(
+                "max_tokens",
+                limits.max_tokens,
+                f"the query has more than {limits.max_tokens} tokens",
+            )
+        if kind in (TokenKind.BRACE_L, TokenKind.BRACKET_L):
+            nesting += 1
+            if nesting > max_nesting:
+                raise LimitExceeded(
+                    "max_depth", limits.max_depth, f"the query nests {nesting} levels deep"
+                )
+        elif kind in (TokenKind.BRACE_R, TokenKind.BRACKET_R):
+            nesting -= 1
+
+
+def count_aliases(document: DocumentNode) -> int:
+    return sum(1 for node in _fields(document) if node.alias is not None)
+
+
+def _fields(document: DocumentNode) -> Iterator[FieldNode]:
+    stack: list[Any] = [
+        d.selection_set for d in document.definitions if hasattr(d, "selection_set")
+    ]
+    while stack:
+        for node in stack.pop().selections:
+            if isinstance(node, FieldNode):
+                yield node
+            if getattr(node, "selection_set", None) is not None:
+                stack.append(node.selection_set)
+
+
+def check_document(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    variables: dict[str, Any] | None,
+    limits: Limits,
+    operation_name: str | None = None,
+) -> None:
+    """Raise LimitExceeded if the operation that will run asks for too much."""
+    aliases = count_aliases(document)
+    if aliases > limits.max_aliases:
+        raise LimitExceeded("max_aliases", limits.max_aliases, f"the query uses {aliases} aliases")
+    measurer = _Measurer(schema, document, variables or {})
+    for op in document.definitions:
+        if not isinstance(op, OperationDefinitionNode):
+            continue
+        if operation_name and (op.name is None or op.name.value != operation_name):
+            continue
+        measure = measurer.operation(op)
+        if measure.depth > limits.max_depth:
+            raise LimitExceeded(
+                "max_depth", limits.max_depth, f"the query nests {measure.depth} fields deep"
+            )
+        if measure.cost > limits.max_cost:
+            raise LimitExceeded(
+                "max_cost",
+                limits.max_cost,
+                f"the query may return up to {measure.cost:,} fields: nested page sizes "
+                "multiply; ask for smaller pages or fewer nested lists",
+            )
+
+
+def parse_within(query: str, limits: Limits) -> DocumentNode:
+    """The parsed document, refused before parsing when it has too many tokens."""
+    scan_tokens(query, limits)
+    return parse(query)
+
+
+class QueryLimits(SchemaExtension):
+    """Applies ``Limits`` to every operation before the standard validation."""
+
+    def __init__(self, *, limits: Limits) -> None:
+        self.limits = limits
+
+    def on_parse(self) -> Iterator[None]:
+        ctx = self.execution_context
+        if ctx.graphql_document is None and ctx.query:
+            ctx.graphql_document = parse_within(ctx.query, self.limits)
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        ctx = self.execution_context
+        if ctx.graphql_document is not None:
+            check_document(
+                ctx.schema._schema,
+                ctx.graphql_document,
+                ctx.variables,
+                self.limits,
+                ctx.operation_name,
+            )
+        yield
