@@ -21,7 +21,7 @@ from graph import CacheGraph
 from schema import build_schema
 
 from .graphiql import STATIC
-from .observe import Metrics, RequestMiddleware, error_body
+from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
 from .state import DataSources, Outcome, State
 from .view import GraphQLView
@@ -37,6 +37,7 @@ def create_app(
     """The app serving ``graph``, or the data of ``sources`` (by default the settings' data,
     or the bundled seeds), configured by ``settings`` (by default the environment's)."""
     settings = settings or Settings.from_env()
+    stamp_request_ids()
     if sources is None:
         sources = DataSources(list(settings.data), settings.index_sources())
     state = State(sources=sources, graph=graph)

@@ -13,7 +13,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -26,6 +26,21 @@ ROUTES = ("/graphql", "/healthz", "/readyz", "/metrics", "/admin/reload", "/")
 log = logging.getLogger("cachegraph.http")
 
 
+def stamp_request_ids() -> None:
+    """Give every log record the id of the request it was logged in (None outside one)."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "stamps_request_ids", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        record.request_id = request_id.get()
+        return record
+
+    factory.stamps_request_ids = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object a line: time, level, logger, message, request id, extras."""
 
@@ -36,7 +51,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        if rid := getattr(record, "request_id", None) or request_id.get():
+        if rid := getattr(record, "request_id", None):
             entry["request_id"] = rid
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
@@ -204,6 +219,3 @@ class RequestMiddleware:
                 extra={"fields": {"status": status, "ms": round(seconds * 1000, 2)}},
             )
             request_id.reset(token)
-
-
-Handler = Callable[..., Awaitable[None]]

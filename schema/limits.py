@@ -163,10 +163,10 @@ def scan_tokens(query: str, limits: Limits) -> None:
     The parser recurses once per nesting level, so a depth bomb must be
     stopped here, not after parsing.
 
-    >>> scan_tokens("{ a { b { c } } }", Limits(max_depth=1))
+    >>> scan_tokens("{ a { b { c { d { e } } } } }", Limits(max_depth=1))
     Traceback (most recent call last):
     ...
-    schema.limits.LimitExceeded: the query nests 3 levels deep (limit max_depth = 1)
+    schema.limits.LimitExceeded: the query nests 5 levels deep (limit max_depth = 1)
     """
     lexer, count, nesting = Lexer(Source(query)), 0, 0
     # Inline fragments and input objects add braces of their own: allow for them.
