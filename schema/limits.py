@@ -158,27 +158,31 @@ class _Measurer:
 
 
 def scan_tokens(query: str, limits: Limits) -> None:
-    """Refuse, before parsing, a query with too many tokens or braces nested too deep.
+    """Refuse, before parsing, a query with too many tokens, aliases or nesting levels.
 
-    The parser recurses once per nesting level, so a depth bomb must be
-    stopped here, not after parsing.
+    The parser recurses once per nesting level, so a depth bomb must be stopped
+    here; and an alias is a name and a colon outside parentheses (where names and
+    colons are arguments), so counting them here spares parsing a thousand.
 
     >>> scan_tokens("{ a { b { c { d { e } } } } }", Limits(max_depth=1))
     Traceback (most recent call last):
     ...
     schema.limits.LimitExceeded: the query nests 5 levels deep (limit max_depth = 1)
+    >>> scan_tokens('{ x: spec(hash: "a") { hash } y: stats { specCount } }', Limits(max_aliases=1))
+    Traceback (most recent call last):
+    ...
+    schema.limits.LimitExceeded: the query uses 2 aliases (limit max_aliases = 1)
     """
-    lexer, count, nesting = Lexer(Source(query)), 0, 0
+    lexer = Lexer(Source(query))
+    count = nesting = parens = aliases = 0
+    previous = None
     # Inline fragments and input objects add braces of their own: allow for them.
     max_nesting = 2 * limits.max_depth + 2
     while (kind := lexer.advance().kind) != TokenKind.EOF:
         count += 1
         if count > limits.max_tokens:
-            raise LimitExceeded(
-                "max_tokens",
-                limits.max_tokens,
-                f"the query has more than {limits.max_tokens} tokens",
-            )
+            message = f"the query has more than {limits.max_tokens} tokens"
+            raise LimitExceeded("max_tokens", limits.max_tokens, message)
         if kind in (TokenKind.BRACE_L, TokenKind.BRACKET_L):
             nesting += 1
             if nesting > max_nesting:
@@ -187,22 +191,15 @@ def scan_tokens(query: str, limits: Limits) -> None:
                 )
         elif kind in (TokenKind.BRACE_R, TokenKind.BRACKET_R):
             nesting -= 1
-
-
-def count_aliases(document: DocumentNode) -> int:
-    return sum(1 for node in _fields(document) if node.alias is not None)
-
-
-def _fields(document: DocumentNode) -> Iterator[FieldNode]:
-    stack: list[Any] = [
-        d.selection_set for d in document.definitions if hasattr(d, "selection_set")
-    ]
-    while stack:
-        for node in stack.pop().selections:
-            if isinstance(node, FieldNode):
-                yield node
-            if getattr(node, "selection_set", None) is not None:
-                stack.append(node.selection_set)
+        elif kind == TokenKind.PAREN_L:
+            parens += 1
+        elif kind == TokenKind.PAREN_R:
+            parens -= 1
+        elif kind == TokenKind.COLON and previous == TokenKind.NAME and parens == 0:
+            aliases += 1
+        previous = kind
+    if aliases > limits.max_aliases:
+        raise LimitExceeded("max_aliases", limits.max_aliases, f"the query uses {aliases} aliases")
 
 
 def check_document(
@@ -212,10 +209,7 @@ def check_document(
     limits: Limits,
     operation_name: str | None = None,
 ) -> None:
-    """Raise LimitExceeded if the operation that will run asks for too much."""
-    aliases = count_aliases(document)
-    if aliases > limits.max_aliases:
-        raise LimitExceeded("max_aliases", limits.max_aliases, f"the query uses {aliases} aliases")
+    """Raise LimitExceeded if the operation that will run nests too deep or costs too much."""
     measurer = _Measurer(schema, document, variables or {})
     for op in document.definitions:
         if not isinstance(op, OperationDefinitionNode):

@@ -1,0 +1,325 @@
+"""Load test: many concurrent clients of mixed queries against a real Uvicorn while the
+data is changed and reloaded, every answer checked against the data.
+
+    python bench/loadtest.py [--clients 64] [--seconds 60] [--reloads 10] [--specs 20000]
+
+It generates a page tree (``cachegraph synth``), starts ``cachegraph serve`` on it,
+and alternates the tree between two versions (one package page present, then
+absent) with a POST /admin/reload each time. Each answer must equal what the
+schema answers in-process on one version or the other. It prints a Markdown
+report (for docs/reliability.md): requests, failures, wrong answers, latency,
+reload times, RSS growth, and how fast each kind of hostile request is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cachegraph.synth import synthesize
+from graph import load
+from schema import schema
+
+TOKEN = "loadtest-token"
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection: small, so the client costs little CPU."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader = self.writer = None
+
+    async def request(self, method: str, path: str, body: bytes = b"", headers: str = ""):
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        head = (
+            f"{method} {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n{headers}\r\n"
+        )
+        self.writer.write(head.encode() + body)
+        await self.writer.drain()
+        status = int((await self.reader.readline()).split()[1])
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def answer(graph, query: str, variables: dict) -> dict:
+    result = schema.execute_sync(query, variable_values=variables, context_value={"graph": graph})
+    body: dict = {"data": result.data}
+    if result.errors:
+        body["errors"] = [e.formatted for e in result.errors]
+    return json.loads(json.dumps(body))
+
+
+def mixed_queries(graph) -> list[tuple[str, str, dict]]:
+    spec = graph.ordered[len(graph.ordered) // 3]
+    stacks = sorted({s for r in graph.ordered[:2000] for s in r.all_stacks})
+    return [
+        (
+            "spec by hash",
+            "query($h: String!) { spec(hash: $h) { hash version compiler } }",
+            {"h": spec.hash},
+        ),
+        (
+            "spec by prefix",
+            "query($h: String!) { spec(hash: $h) { hash package { name } } }",
+            {"h": spec.hash[:8]},
+        ),
+        (
+            "stack page",
+            "query($s: String!) { stack(name: $s) { specs(first: 20) "
+            "{ nodes { hash version } } } }",
+            {"s": "root"},
+        ),
+        (
+            "shared specs",
+            "query($a: String!, $b: String!) { sharedSpecs(stacks: [$a, $b]) "
+            "{ totalCount nodes { hash } } }",
+            {"a": stacks[1], "b": stacks[2]},
+        ),
+        ("stack overlaps", "{ stackOverlaps { stacks sharedSpecCount } }", {}),
+        (
+            "package counts",
+            "query($p: String!) { package(name: $p) { name specCount "
+            "versions compilers { name } } }",
+            {"p": spec.package},
+        ),
+        ("stats", "{ stats { packageCount specCount stackCount tagCount } }", {}),
+        ("100-spec page", "{ specs(first: 100) { edges { cursor node { hash os target } } } }", {}),
+    ]
+
+
+ATTACKS = {
+    "depth bomb": '{ spec(hash: "x") { '
+    + "package { specs { nodes { " * 6
+    + "hash"
+    + " } } }" * 6
+    + " } }",
+    "1000 aliases": "{ " + " ".join(f"a{i}: stats {{ specCount }}" for i in range(1000)) + " }",
+    "first: 1000000000": "{ specs(first: 1000000000) { nodes { hash } } }",
+    "cost bomb": "{ packages(first: 1000) { nodes { specs(first: 1000) { nodes { hash } } } } }",
+    "fragment cycle": "{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
+    "2 MB query": "{ stats { specCount } }" + " " * 2_000_000,
+}
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+async def run(args: argparse.Namespace, port: int, pid: int, cases, victim: Path, away: Path):
+    stop = time.monotonic() + args.seconds
+    latencies: list[float] = []
+    counts = {"requests": 0, "failed": 0, "wrong": 0}
+    wrong_examples: list[str] = []
+    rss_samples: list[int] = []
+
+    async def client(seed: int) -> None:
+        rng, conn = random.Random(seed), Connection(port)
+        while time.monotonic() < stop:
+            name, query, variables, expected = rng.choice(cases)
+            body = json.dumps({"query": query, "variables": variables}).encode()
+            started = time.perf_counter()
+            try:
+                status, raw = await conn.request("POST", "/graphql", body)
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                counts["failed"] += 1
+                await conn.close()
+                conn = Connection(port)
+                continue
+            latencies.append(time.perf_counter() - started)
+            counts["requests"] += 1
+            if status != 200:
+                counts["failed"] += 1
+            elif json.loads(raw) not in expected:
+                counts["wrong"] += 1
+                wrong_examples.append(name)
+        await conn.close()
+
+    async def reloader() -> list[float]:
+        times, conn = [], Connection(port)
+        for _ in range(args.reloads):
+            await asyncio.sleep(args.seconds / (args.reloads + 1))
+            if victim.exists():
+                shutil.move(victim, away)
+            else:
+                shutil.move(away, victim)
+            started = time.perf_counter()
+            status, raw = await conn.request(
+                "POST", "/admin/reload", headers=f"authorization: Bearer {TOKEN}\r\n"
+            )
+            times.append(time.perf_counter() - started)
+            assert status == 200, raw
+        await conn.close()
+        return times
+
+    async def sampler() -> None:
+        while time.monotonic() < stop:
+            rss_samples.append(rss_kb(pid))
+            await asyncio.sleep(0.5)
+
+    tasks = [asyncio.create_task(client(i)) for i in range(args.clients)]
+    sampling = asyncio.create_task(sampler())
+    reload_times = await reloader()
+    await asyncio.gather(*tasks, sampling)
+    return counts, latencies, reload_times, rss_samples, wrong_examples
+
+
+async def attacks(port: int) -> dict[str, tuple[int, float]]:
+    conn, found = Connection(port), {}
+    for name, query in ATTACKS.items():
+        times = []
+        for _ in range(10):
+            started = time.perf_counter()
+            status, raw = await conn.request(
+                "POST", "/graphql", json.dumps({"query": query}).encode()
+            )
+            times.append(time.perf_counter() - started)
+            if status == 413:
+                await conn.close()
+                conn = Connection(port)
+        found[name] = (status, statistics.median(times) * 1000, json.loads(raw))
+    await conn.close()
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--reloads", type=int, default=10)
+    parser.add_argument("--specs", type=int, default=20_000)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="cachegraph-load-"))
+    data, spare = work / "data", work / "spare"
+    spare.mkdir()
+    synthesize(data, args.specs, 2, 0)
+    full = load([data])[0]
+    victim = sorted(data.glob("*/*/specs.md"))[0].parent
+    away = spare / victim.name
+    shutil.move(victim, away)
+    less = load([data])[0]
+    shutil.move(away, victim)
+    cases = [
+        (name, q, v, [answer(full, q, v), answer(less, q, v)]) for name, q, v in mixed_queries(full)
+    ]
+
+    port = free_port()
+    env = {**os.environ, "CACHEGRAPH_ADMIN_TOKEN": TOKEN, "CACHEGRAPH_LOG_LEVEL": "warning"}
+    command = ["cachegraph.cli", "serve", "--port", str(port), "--data", str(data)]
+    server = subprocess.Popen([sys.executable, "-m", *command], env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(port, server)
+        warm = asyncio.run(warmup(port, cases))
+        rss_start = rss_kb(server.pid)
+        counts, latencies, reloads, rss, wrong = asyncio.run(
+            run(args, port, server.pid, cases, victim, away)
+        )
+        rss_end = rss_kb(server.pid)
+        refused = asyncio.run(attacks(port))
+    finally:
+        server.terminate()
+        server.wait(10)
+        shutil.rmtree(work)
+
+    growth = (rss_end - rss_start) / rss_start
+    print(f"## Load test: {args.clients} clients, {args.seconds:g} s, {args.reloads} reloads\n")
+    print(
+        f"- data: {args.specs:,} specs in 2 tags ({len(full.ordered):,} specs, "
+        f"{len(full.ordered) - len(less.ordered):,} of them in the page that comes and goes)"
+    )
+    print(
+        f"- machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; client and "
+        "server share it"
+    )
+    print(
+        f"- requests answered: {counts['requests']:,} "
+        f"({counts['requests'] / args.seconds:,.0f}/s), warm-up {warm}"
+    )
+    print(
+        f"- failed requests: {counts['failed']}; wrong answers: {counts['wrong']}"
+        + (f" ({sorted(set(wrong))})" if wrong else "")
+    )
+    print(
+        f"- latency: p50 {pct(latencies, 0.5) * 1000:.1f} ms, p99 "
+        f"{pct(latencies, 0.99) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms"
+    )
+    print(f"- reloads: {len(reloads)}, each {min(reloads):.2f}–{max(reloads):.2f} s")
+    print(
+        f"- RSS: {rss_start / 1024:.0f} MB after warm-up, {rss_end / 1024:.0f} MB at the end "
+        f"({growth:+.1%}); peak {max(rss) / 1024:.0f} MB (two graphs during a reload)\n"
+    )
+    print("| hostile request | status | median time to refuse | error |")
+    print("|---|---|---|---|")
+    for name, (status, ms, body) in refused.items():
+        message = body["errors"][0]["message"]
+        print(f"| {name} | {status} | {ms:.1f} ms | {message[:70]} |")
+    ok = counts["failed"] == 0 and counts["wrong"] == 0 and growth < 0.10
+    print(f"\n{'PASS' if ok else 'FAIL'}: zero failures, zero wrong answers, RSS growth < 10%")
+    return 0 if ok else 1
+
+
+async def warmup(port: int, cases) -> str:
+    conn = Connection(port)
+    for _ in range(20):
+        for _, query, variables, _ in cases:
+            await conn.request(
+                "POST", "/graphql", json.dumps({"query": query, "variables": variables}).encode()
+            )
+    await conn.close()
+    return f"{20 * len(cases)} requests"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(port: int, server: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit("the server exited")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("the server did not become ready")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

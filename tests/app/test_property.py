@@ -1,0 +1,33 @@
+"""Queries generated from the schema itself: every answer is GraphQL (data or errors),
+never a server error."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis_graphql import from_schema
+from starlette.testclient import TestClient
+
+from cachegraph import Settings, create_app
+from schema import schema
+
+
+@pytest.fixture(scope="module")
+def client(seeds_graph):
+    with TestClient(create_app(seeds_graph, settings=Settings())) as client:
+        yield client
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(query=from_schema(schema.as_str()))
+def test_every_generated_query_gets_a_graphql_answer(client, query):
+    response = client.post("/graphql", json={"query": query})
+    assert response.status_code == 200, (query, response.text)
+    body = response.json()
+    assert "data" in body or "errors" in body
+    for error in body.get("errors", []):
+        assert error.get("extensions", {}).get("code") != "INTERNAL_SERVER_ERROR", (query, error)
