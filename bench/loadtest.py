@@ -168,7 +168,7 @@ async def run(args: argparse.Namespace, port: int, pid: int, cases, victim: Path
         await conn.close()
 
     async def reloader() -> list[float]:
-        times, conn = [], Connection(port)
+        times = []
         for _ in range(args.reloads):
             await asyncio.sleep(args.seconds / (args.reloads + 1))
             if victim.exists():
@@ -176,12 +176,13 @@ async def run(args: argparse.Namespace, port: int, pid: int, cases, victim: Path
             else:
                 shutil.move(away, victim)
             started = time.perf_counter()
+            conn = Connection(port)  # a new one: an idle one outlives the keep-alive time
             status, raw = await conn.request(
                 "POST", "/admin/reload", headers=f"authorization: Bearer {TOKEN}\r\n"
             )
+            await conn.close()
             times.append(time.perf_counter() - started)
             assert status == 200, raw
-        await conn.close()
         return times
 
     async def sampler() -> None:

@@ -98,7 +98,7 @@ def create_app(
         return RedirectResponse("/graphql")
 
     view = GraphQLView(
-        build_schema(settings.limits()),
+        served_schema(settings),
         state,
         metrics,
         timeout=settings.timeout,
@@ -126,6 +126,14 @@ def create_app(
     app.add_middleware(RequestMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
     app.state.cache = state
     return app
+
+
+def served_schema(settings: Settings):
+    if settings.federation:
+        from schema.federation import build_federated_schema
+
+        return build_federated_schema(settings.limits())
+    return build_schema(settings.limits())
 
 
 def app_from_environment() -> Starlette:

@@ -91,9 +91,9 @@ def query(args: argparse.Namespace) -> int:
 
 
 def export_schema(args: argparse.Namespace) -> int:
-    from schema import schema
+    from .app import served_schema
 
-    print(schema.as_str())
+    print(served_schema(config.Settings(federation=args.federation)).as_str())
     return 0
 
 
@@ -144,6 +144,7 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.set_defaults(run=query)
 
     p = commands.add_parser("export-schema", help="print the schema (SDL)")
+    p.add_argument("--federation", action="store_true", help="the Apollo Federation subgraph's")
     p.set_defaults(run=export_schema)
 
     p = commands.add_parser("validate", help="load data and report what is wrong with it")

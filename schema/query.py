@@ -100,12 +100,18 @@ class CacheGraphSchema(strawberry.Schema):
                 log.error("unexpected error in %s", error.path, exc_info=error.original_error)
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
-    """The schema, refusing what ``limits`` forbid (the defaults when None)."""
+def extensions_for(limits: Limits | None) -> list:
     limits = limits or Limits()
     extensions: list = [lambda: QueryLimits(limits=limits)]
     if not limits.introspection:
         extensions.append(DisableIntrospection)
+    return extensions
+
+
+def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+    """The schema, refusing what ``limits`` forbid (the defaults when None)."""
     return CacheGraphSchema(
-        query=Query, types=[Spec, Package, Stack, Compiler, Target, Tag], extensions=extensions
+        query=Query,
+        types=[Spec, Package, Stack, Compiler, Target, Tag],
+        extensions=extensions_for(limits),
     )
