@@ -33,7 +33,7 @@ def post(port: int, query: str) -> dict:
 def wait_healthy(port: int, process: subprocess.Popen, seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read().decode()
+        assert process.poll() is None, process.stderr and process.stderr.read().decode()
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as r:
                 if r.status == 200:
