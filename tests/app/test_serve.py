@@ -11,6 +11,8 @@ import urllib.request
 
 import pytest
 
+from tests.conftest import ROOT
+
 pytestmark = pytest.mark.slow
 
 
@@ -76,3 +78,19 @@ def test_serve_answers_on_the_shared_data(serve, shared_data, data_graph):
     assert post(port, "{ stats { specCount tagCount } }") == {
         "data": {"stats": {"specCount": len(data_graph.ordered), "tagCount": 21}}
     }
+
+
+def test_the_example_client_talks_to_a_real_server(serve):
+    port = serve()
+    client = ROOT / "examples" / "client.py"
+    result = subprocess.run(
+        [sys.executable, str(client), f"http://127.0.0.1:{port}/graphql", "22xqlom"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "454 specs of 4 packages in 11 stacks and 1 tags"
+    assert lines[1].startswith("py-keras@")
+    assert lines[2:] == ["  stacks: ml-linux-aarch64-cuda, root", "  tags:   develop"]

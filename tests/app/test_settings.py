@@ -1,0 +1,100 @@
+"""Every setting by flag and by environment variable, and the README's table of them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from cachegraph.cli import parser
+from cachegraph.settings import Settings, from_arguments, markdown_table
+from schema.limits import Limits
+from tests.app.test_serve import free_port, post, wait_healthy
+from tests.conftest import ROOT
+
+
+def test_the_readme_table_is_the_settings():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- settings -->\n")[1].split("\n<!-- /settings -->")[0]
+    assert table == markdown_table(), "run 'cachegraph settings' and paste it into the README"
+
+
+def test_variables_override_defaults():
+    settings = Settings.from_env(
+        {
+            "CACHEGRAPH_DATA": "/a:/b",
+            "CACHEGRAPH_INDEX": "t:s=/x.json t:u=/y.json",
+            "CACHEGRAPH_PORT": "9000",
+            "CACHEGRAPH_FEDERATION": "yes",
+            "CACHEGRAPH_INTROSPECTION": "off",
+            "CACHEGRAPH_CORS_ORIGINS": "https://a.example, https://b.example",
+            "CACHEGRAPH_TIMEOUT": "2.5",
+            "UNRELATED": "1",
+        }
+    )
+    assert settings == Settings(
+        data=("/a", "/b"),
+        index=("t:s=/x.json", "t:u=/y.json"),
+        port=9000,
+        federation=True,
+        introspection=False,
+        cors_origins=("https://a.example", "https://b.example"),
+        timeout=2.5,
+    )
+    assert settings.limits() == Limits(introspection=False)
+    assert Settings.from_env(settings.to_env()) == settings
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("CACHEGRAPH_PORT", "eighty", "CACHEGRAPH_PORT='eighty': invalid literal for int()"),
+        ("CACHEGRAPH_GRAPHIQL", "maybe", "CACHEGRAPH_GRAPHIQL='maybe': give true or false"),
+    ],
+)
+def test_a_bad_variable_is_named(variable, value, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Settings.from_env({variable: value})
+
+
+def test_flags_override_variables():
+    base = Settings.from_env({"CACHEGRAPH_PORT": "9000", "CACHEGRAPH_DATA": "/env"})
+    args = parser(base).parse_args(
+        ["serve", "--max-depth", "7", "--no-graphiql", "--data", "/a", "--data", "/b"]
+    )
+    assert from_arguments(args, base) == Settings(
+        port=9000, data=("/a", "/b"), max_depth=7, graphiql=False
+    )
+    args = parser(base).parse_args(["serve"])
+    assert from_arguments(args, base) == base
+
+
+@pytest.mark.slow
+def test_serve_takes_its_settings_from_the_environment():
+    port = free_port()
+    env = {"CACHEGRAPH_PORT": str(port), "CACHEGRAPH_MAX_ALIASES": "1", "PATH": ""}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_healthy(port, process)
+        answer = post(port, "{ a: stats { specCount } b: stats { specCount } }")
+        assert answer["errors"][0]["extensions"]["limit"] == "max_aliases"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_a_bad_variable_stops_the_command_with_its_name():
+    result = subprocess.run(
+        [sys.executable, "-m", "cachegraph.cli", "settings"],
+        env={"CACHEGRAPH_MAX_COST": "lots"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("cachegraph: CACHEGRAPH_MAX_COST='lots': invalid literal")
