@@ -7,7 +7,7 @@ import contextlib
 import hmac
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
@@ -141,7 +141,7 @@ def app_from_environment() -> Starlette:
     return create_app()
 
 
-def _on_hangup(callback) -> callable:
+def _on_hangup(callback: Callable[[], object]) -> Callable[[], object]:
     """Run ``callback`` on SIGHUP where this process can take signals; returns an undo."""
     try:
         loop = asyncio.get_running_loop()
