@@ -103,9 +103,6 @@ class Settings:
         """The variables that give these settings to another process (a worker)."""
         return {env_name(f.name): _to_text(f.name, getattr(self, f.name)) for f in fields(self)}
 
-    def replace(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **changes)
-
 
 def env_name(name: str) -> str:
     return ENV_PREFIX + name.upper()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import logging
 import time
@@ -67,12 +68,7 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {
-            "ok": self.ok,
-            "finished": self.finished,
-            "summary": self.summary,
-            "problems": self.problems,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass
