@@ -46,6 +46,9 @@ def check_hash(value: Any) -> str:
 
 def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[str, ...]]:
     """A spec_details row of a page, and the stacks it lists."""
+    record = _well_formed_row(row, package, source)
+    if record is not None:
+        return record
     if not isinstance(row, dict):
         raise BadRecord(f"a record must be a mapping, not {_shown(row)}")
     versions = _strings(row, "versions")
@@ -65,6 +68,59 @@ def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[
         source=source,
     )
     return record, _strings(row, "stacks")
+
+
+def _well_formed_row(
+    row: Any, package: str, source: str
+) -> tuple[SpecRecord, tuple[str, ...]] | None:
+    """The record of a row exactly as the public site writes it, or None to check it slowly.
+
+    Nearly every row of a large load takes this path, so its checks are the
+    cheapest that decide it; anything unusual goes through the checks above,
+    which say what is wrong.
+    """
+    try:
+        hash, versions, compiler = row["hash"], row["versions"], row["compiler"]
+        os, platform, target = row["os"], row["platform"], row["target"]
+        variants, stacks = row["variants"], row["stacks"]
+        # join() takes only strings: one C call checks a whole list.
+        words = "".join(versions) + "".join(variants) + "".join(stacks)
+        scalars = compiler + os + platform + target
+    except (KeyError, TypeError):
+        return None
+    if not (
+        type(versions) is list
+        and type(variants) is list
+        and type(stacks) is list
+        and len(versions) == 1
+        and type(hash) is str
+        and HASH.fullmatch(hash)
+        and type(words) is str
+        and type(scalars) is str
+        and compiler
+        and os
+        and platform
+        and target
+        and versions[0]
+        and compiler == compiler.strip()
+        and os == os.strip()
+        and platform == platform.strip()
+        and target == target.strip()
+    ):
+        return None
+    record = SpecRecord(
+        hash,
+        package,
+        versions[0],
+        tuple(versions),
+        normalize_compiler(compiler),
+        os,
+        platform,
+        target,
+        tuple(variants),
+        source=source,
+    )
+    return record, tuple(stacks)
 
 
 def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:
