@@ -39,7 +39,7 @@ def create_app(
     settings = settings or Settings.from_env()
     stamp_request_ids()
     if sources is None:
-        sources = DataSources(list(settings.data), settings.index_sources())
+        sources = DataSources(list(settings.data), settings.index_sources(), settings.snapshot)
     state = State(sources=sources, graph=graph)
     metrics = Metrics()
     token = settings.token()
@@ -104,6 +104,7 @@ def create_app(
         timeout=settings.timeout,
         max_batch=settings.max_batch,
         graphiql=settings.graphiql,
+        response_cache=settings.response_cache,
     )
     routes = [
         Route("/", home),

@@ -99,6 +99,12 @@ class Metrics:
         self.rejections = Counter(
             "cachegraph_rejections", "requests refused by a limit", ["limit"], registry=r
         )
+        self.cached = Counter(
+            "cachegraph_response_cache",
+            "operations answered from the response cache (hit) or executed (miss)",
+            ["result"],
+            registry=r,
+        )
         self.graph_size = Gauge(
             "cachegraph_graph_objects", "objects in the graph being served", ["kind"], registry=r
         )

@@ -69,6 +69,15 @@ class Settings:
     max_batch: int = _setting(10, "operations in one batched request (a JSON array)")
     max_body_bytes: int = _setting(1_048_576, "bytes in one request body")
     timeout: float = _setting(10.0, "seconds one operation may run", "SECONDS")
+    response_cache: int = _setting(
+        4096, "answers kept for repeated operations until the data changes; 0 turns it off", "N"
+    )
+    snapshot: str = _setting(
+        "",
+        "a snapshot file: written after each load, and read at start instead of the data "
+        "when no data file has changed since",
+        "PATH",
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from graph import CacheGraph, IndexSource, LoadReport, load
-from graph.queries import stats
+from graph import CacheGraph, IndexSource, LoadReport, load, snapshot
+from graph.queries import precompute, stats
 
 from .progress import ProgressLine
 from .sources import default_data
@@ -33,15 +33,32 @@ class DataSources:
 
     paths: list[str] = field(default_factory=list)
     indices: list[IndexSource] = field(default_factory=list)
+    #: a snapshot file to restart from while the sources are unchanged, and to write
+    snapshot: str = ""
 
     def resolved_paths(self) -> list[str]:
         return self.paths or ([] if self.indices else [str(default_data())])
 
 
 def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
-    progress = ProgressLine()
-    graph, report = load(sources.resolved_paths(), sources.indices, progress=progress)
-    progress.done()
+    started = time.perf_counter()
+    paths = sources.resolved_paths()
+    key = snapshot.fingerprint(paths, sources.indices) if sources.snapshot else ""
+    found = snapshot.load(sources.snapshot, key) if key else None
+    if found is not None:
+        graph, report = found
+        log.info("restarting from snapshot %s: the sources are unchanged", sources.snapshot)
+    else:
+        progress = ProgressLine()
+        graph, report = load(paths, sources.indices, progress=progress)
+        progress.done()
+        if key:
+            try:
+                snapshot.save(sources.snapshot, graph, report, key)
+            except OSError as exc:
+                log.warning("cannot write snapshot %s: %s", sources.snapshot, exc)
+    precompute(graph)
+    report.seconds = round(time.perf_counter() - started, 3)
     for problem in report.problems:
         log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)

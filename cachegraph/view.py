@@ -7,10 +7,10 @@ stalls the event loop that answers health checks and other clients.
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 import anyio
+import orjson
 from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -25,6 +25,7 @@ from schema.limits import LimitExceeded
 
 from .graphiql import graphiql_page
 from .observe import Metrics, error_body, request_id
+from .responses import ResponseCache
 from .state import State
 
 
@@ -38,10 +39,12 @@ class GraphQLView(GraphQL):
         timeout: float,
         max_batch: int,
         graphiql: bool,
+        response_cache: int = 0,
     ) -> None:
         super().__init__(schema, graphql_ide="graphiql" if graphiql else None)
         self.state, self.metrics = state, metrics
         self.timeout, self.max_batch = timeout, max_batch
+        self.responses = ResponseCache(response_cache)
 
     async def get_context(self, request: Any, response: Any) -> dict[str, Any]:
         # Taken once per request: a reload during it does not change its answers.
@@ -87,6 +90,27 @@ class GraphQLView(GraphQL):
     async def execute_single(
         self, request, request_adapter, sub_response, context, root_value, request_data
     ) -> ExecutionResult:
+        key = self._cache_key(request_adapter.method, request_data)
+        if key is not None:
+            found = self.responses.get(context["graph"], key)
+            self.metrics.cached.labels("miss" if found is None else "hit").inc()
+            if found is not None:
+                return found
+        result = await self._execute(request_adapter, context, root_value, request_data)
+        if key is not None:
+            self.responses.put(context["graph"], key, result)
+        return result
+
+    def _cache_key(self, method: str, request_data: Any) -> tuple | None:
+        if self.responses.size <= 0 or not isinstance(request_data.query, str):
+            return None
+        try:
+            variables = orjson.dumps(request_data.variables, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits: just run it
+            return None
+        return (method, request_data.query, variables, request_data.operation_name)
+
+    async def _execute(self, request_adapter, context, root_value, request_data) -> ExecutionResult:
         allowed = OperationType.from_http(request_adapter.method)
         run = functools.partial(
             self.schema.execute_sync,
@@ -125,5 +149,5 @@ class GraphQLView(GraphQL):
             self.metrics.rejections.labels(error.extensions["limit"]).inc()
         self.metrics.errors.labels("server" if code == "INTERNAL_SERVER_ERROR" else "client").inc()
 
-    def encode_json(self, data: object) -> str:
-        return json.dumps(data, separators=(",", ":"))
+    def encode_json(self, data: object) -> bytes:
+        return orjson.dumps(data)

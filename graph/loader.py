@@ -113,7 +113,7 @@ def load(
     started = time.perf_counter()
     loader = _Loader()
     with _collector_paused():
-        for files, path in enumerate(_files(paths, loader.report), 1):
+        for files, path in enumerate(source_files(paths, loader.report), 1):
             loader.read_file(path)
             if progress is not None and files % 200 == 0:
                 progress(files, loader.builder.spec_count)
@@ -139,7 +139,8 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _files(paths: Iterable[str | os.PathLike], report: LoadReport) -> Iterator[Path]:
+def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> Iterator[Path]:
+    """Every file under ``paths``, in the order a load reads them; a missing path is reported."""
     for raw in paths:
         path = Path(raw)
         if path.is_file():

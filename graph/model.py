@@ -17,7 +17,9 @@ graph is frozen, and answers that are costly to compute are memoized on it.
 
 from __future__ import annotations
 
+import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -65,7 +67,6 @@ class SpecRecord:
         return self.all_stacks if tag is None else self.stacks.get(tag, EMPTY)
 
 
-
 def sort_key(spec: SpecRecord) -> tuple:
     """Contract order of specs: package name, then version, then hash."""
     return (spec.package, version_key(spec.version), spec.hash)
@@ -80,17 +81,34 @@ class CacheGraph:
     """The loaded data: a NetworkX graph and the indices derived from it."""
 
     def __init__(
-        self, records: Iterable[SpecRecord], deps: dict[tuple[str, str], frozenset[str]]
+        self,
+        ordered: list[SpecRecord],
+        index: dict[IndexKey, array],
+        deps: dict[tuple[str, str], frozenset[str]],
+        hashes: list[str] | None = None,
     ) -> None:
-        specs = sorted(records, key=sort_key)
+        """A graph of specs already in contract order and their index (see ``of``)."""
         #: every spec in contract order; a spec's rank is its position here
-        self.ordered: list[SpecRecord] = specs
-        self.rank: dict[str, int] = dict(zip(map(attrgetter("hash"), specs), range(len(specs))))
+        self.ordered = ordered
+        self.rank: dict[str, int] = dict(
+            zip(map(attrgetter("hash"), ordered), range(len(ordered)), strict=True)
+        )
         #: hashes in string order, for prefix lookups
-        self.hashes: list[str] = sorted(self.rank)
-        self.index: dict[IndexKey, array] = _build_index(specs)
-        self.g: nx.DiGraph = _graph_of(specs, self.index, deps)
+        self.hashes: list[str] = sorted(self.rank) if hashes is None else hashes
+        self.index = index
+        self.deps = deps
+        self.g: nx.DiGraph = _graph_of(ordered, index, deps)
         self.memo: dict[Any, Any] = {}
+        self._counts: OrderedDict[Any, int] = OrderedDict()
+        self._counts_lock = threading.Lock()
+
+    @classmethod
+    def of(
+        cls, records: Iterable[SpecRecord], deps: dict[tuple[str, str], frozenset[str]]
+    ) -> CacheGraph:
+        """The graph of these records and dependencies, (parent, child) -> deptypes."""
+        specs = sorted(records, key=sort_key)
+        return cls(specs, _build_index(specs), deps)
 
     def spec(self, hash: str) -> SpecRecord | None:
         rank = self.rank.get(hash)
@@ -114,11 +132,26 @@ class CacheGraph:
             value = self.memo[key] = compute()
             return value
 
+    def counted(self, key: Any, compute: Callable[[], int]) -> int:
+        """``compute()`` kept for the most recent COUNTS_KEPT keys (any filter is a key)."""
+        with self._counts_lock:
+            if key in self._counts:
+                self._counts.move_to_end(key)
+                return self._counts[key]
+        value = compute()
+        with self._counts_lock:
+            self._counts[key] = value
+            if len(self._counts) > COUNTS_KEPT:
+                self._counts.popitem(last=False)
+        return value
+
     def __repr__(self) -> str:
         return f"<CacheGraph {len(self.ordered)} specs, {len(self.names('tag'))} tags>"
 
 
 _NO_RANKS = array("i")
+#: counts of filtered selections kept on a graph; a count is a few dozen bytes
+COUNTS_KEPT = 50_000
 
 
 def _build_index(specs: list[SpecRecord]) -> dict[IndexKey, array]:
@@ -179,9 +212,7 @@ class GraphBuilder:
         self.deps: dict[tuple[str, str], frozenset[str]] = {}
         self._stack_sets: dict[frozenset[str], frozenset[str]] = {}
         self._tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self._layouts: dict[frozenset, Mapping[str, frozenset[str]]] = {
-            frozenset(): NO_LAYOUT
-        }
+        self._layouts: dict[frozenset, Mapping[str, frozenset[str]]] = {frozenset(): NO_LAYOUT}
         self._transitions: dict[tuple[int, str, frozenset[str]], Mapping] = {}
         self._unions: dict[tuple[frozenset[str], Iterable[str]], frozenset[str]] = {}
 
@@ -232,7 +263,7 @@ class GraphBuilder:
         self.deps[key] = self.deps.get(key, EMPTY) | frozenset(deptypes)
 
     def build(self) -> CacheGraph:
-        return CacheGraph(self.records.values(), self.deps)
+        return CacheGraph.of(self.records.values(), self.deps)
 
     def _intern(self, r: SpecRecord) -> SpecRecord:
         r.package, r.version, r.os = intern(r.package), intern(r.version), intern(r.os)
@@ -294,7 +325,7 @@ def _graph_of(
     )
     # What add_nodes_from does, without its per-node checks: 3x faster at 1M specs.
     g._node = {node: {} for node in nodes}
-    for node, r in zip(nodes, specs):
+    for node, r in zip(nodes, specs, strict=False):  # specs come first
         g._node[node]["record"] = r
     g._adj = g._succ = {node: {} for node in nodes}
     g._pred = {node: {} for node in nodes}

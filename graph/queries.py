@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter, itemgetter
 
 import networkx as nx
 
@@ -110,11 +111,17 @@ class SpecSelection:
     cg: CacheGraph
     ranks: Sequence[int]
     test: Callable[[SpecRecord], bool] | None = None
+    #: the query, when counts of it may be kept on the graph
+    query: SpecQuery | None = None
     _count: int | None = field(default=None, repr=False)
 
     def count(self) -> int:
         if self._count is None:
-            self._count = len(self.ranks) if self.test is None else sum(1 for _ in self.after(None))
+            if self.test is None:
+                self._count = len(self.ranks)
+            else:
+                walk = lambda: sum(1 for _ in self.after(None))  # noqa: E731
+                self._count = walk() if self.query is None else self.cg.counted(self.query, walk)
         return self._count
 
     def after(self, hash: str | None) -> Iterator[SpecRecord]:
@@ -149,9 +156,13 @@ def select_specs(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
     if q.tag is not None:
         keys.append(("tag", q.tag, None))
     if not keys:
-        return SpecSelection(cg, range(len(cg.ordered)), _test([], q))
+        return SpecSelection(cg, range(len(cg.ordered)), _test([], q), q)
     driver, driver_key = min(((cg.ranks(*key), key) for key in keys), key=lambda p: len(p[0]))
-    return SpecSelection(cg, driver, _test([k for k in keys if k != driver_key], q))
+    selection = SpecSelection(cg, driver, _test([k for k in keys if k != driver_key], q), q)
+    if q == SpecQuery(stacks=q.stacks, tag=q.tag) and len(set(q.stacks)) == 2:
+        # Two stacks and nothing else: the count is a precomputed overlap.
+        selection._count = _pair_counts(cg, q.tag)[tuple(sorted(set(q.stacks)))]
+    return selection
 
 
 def _test(keys: list, q: SpecQuery) -> Callable[[SpecRecord], bool] | None:
@@ -179,19 +190,31 @@ def _test(keys: list, q: SpecQuery) -> Callable[[SpecRecord], bool] | None:
 # -- names, counts and packages ------------------------------------------------------
 
 
-def _scope_counts(cg: CacheGraph, tag: str | None) -> dict[str, Counter]:
+def _scope_counts(cg: CacheGraph, tag: str) -> dict[str, Counter]:
     """Spec counts per value of each attribute, and per stack, within one tag."""
 
     def compute() -> dict[str, Counter]:
-        counts: dict[str, Counter] = {kind: Counter() for kind in (*ATTRIBUTES, "stack")}
-        for rank in cg.ranks("tag", tag):
-            spec = cg.ordered[rank]
-            for kind, attr in ATTRIBUTES.items():
-                counts[kind][getattr(spec, attr)] += 1
-            counts["stack"].update(spec.stacks[tag])
+        specs = _specs_in(cg, tag)
+        counts = {kind: Counter(map(attrgetter(attr), specs)) for kind, attr in ATTRIBUTES.items()}
+        counts["stack"] = Counter()
+        # Specs share a few hundred stack sets: count the sets, then their stacks.
+        for stacks, n in _stack_sets(specs, tag).items():
+            for stack in stacks:
+                counts["stack"][stack] += n
         return counts
 
     return cg.memoized(("scope", tag), compute)
+
+
+def _specs_in(cg: CacheGraph, tag: str | None) -> Sequence[SpecRecord]:
+    return cg.ordered if tag is None else list(map(cg.ordered.__getitem__, cg.ranks("tag", tag)))
+
+
+def _stack_sets(specs: Sequence[SpecRecord], tag: str | None) -> Counter:
+    """How many of these specs have each set of stacks (in one tag, or in any)."""
+    if tag is None:
+        return Counter(map(attrgetter("all_stacks"), specs))
+    return Counter(map(itemgetter(tag), map(attrgetter("stacks"), specs)))
 
 
 def spec_count(cg: CacheGraph, kind: str, name: str, tag: str | None = None) -> int:
@@ -348,11 +371,9 @@ class Overlap:
 
 def _pair_counts(cg: CacheGraph, tag: str | None) -> Counter:
     def compute() -> Counter:
-        # Specs share a few dozen stack sets: count the sets, then their pairs.
-        ranks = range(len(cg.ordered)) if tag is None else cg.ranks("tag", tag)
-        sets = Counter(cg.ordered[r].stacks_in(tag) for r in ranks)
+        # Specs share a few hundred stack sets: count the sets, then their pairs.
         pairs: Counter = Counter()
-        for stacks, n in sets.items():
+        for stacks, n in _stack_sets(_specs_in(cg, tag), tag).items():
             for pair in itertools.combinations(sorted(stacks), 2):
                 pairs[pair] += n
         return pairs
@@ -429,3 +450,20 @@ def dependency_path(cg: CacheGraph, source: str, target: str) -> list[SpecRecord
     except nx.NetworkXNoPath:
         return None
     return [cg.g.nodes[node]["record"] for node in path]
+
+
+# -- at load -------------------------------------------------------------------------
+
+
+def precompute(cg: CacheGraph) -> None:
+    """Work out the whole-data answers (overlaps, counts, names) before the first request asks.
+
+    Each is memoized on the graph anyway; this moves their cost (a second or
+    two at 1M specs) from the first unlucky request to the load.
+    """
+    for tag in (None, *tag_names(cg)):
+        _pair_counts(cg, tag)
+        if tag is not None:
+            _scope_counts(cg, tag)
+        for kind in (*ATTRIBUTES, "stack"):
+            names_in_scope(cg, kind, tag)

@@ -8,6 +8,7 @@ is refused before any rule or resolver spends time on it. Every refusal is a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -230,8 +231,13 @@ def check_document(
             )
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_within(query: str, limits: Limits) -> DocumentNode:
-    """The parsed document, refused before parsing when it has too many tokens."""
+    """The parsed document, refused before parsing when it has too many tokens.
+
+    Clients repeat the same few query texts with new variables, so documents are
+    kept (graphql-core never changes one); a refusal is not kept, and costs a scan.
+    """
     scan_tokens(query, limits)
     return parse(query)
 

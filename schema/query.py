@@ -6,7 +6,7 @@ import logging
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import DisableIntrospection
+from strawberry.extensions import DisableIntrospection, ValidationCache
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult, Info
 
@@ -102,7 +102,8 @@ class CacheGraphSchema(strawberry.Schema):
 
 def extensions_for(limits: Limits | None) -> list:
     limits = limits or Limits()
-    extensions: list = [lambda: QueryLimits(limits=limits)]
+    # The standard validation of a document is kept too: it does not depend on variables.
+    extensions: list = [lambda: QueryLimits(limits=limits), lambda: ValidationCache(maxsize=1024)]
     if not limits.introspection:
         extensions.append(DisableIntrospection)
     return extensions
