@@ -13,6 +13,7 @@ import ctypes
 import dataclasses
 import gc
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -41,28 +42,39 @@ class DataSources:
 
 
 def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
+    """Load the sources -- from the snapshot when it was made from these very files."""
     started = time.perf_counter()
     paths = sources.resolved_paths()
     key = snapshot.fingerprint(paths, sources.indices) if sources.snapshot else ""
     found = snapshot.load(sources.snapshot, key) if key else None
     if found is not None:
         graph, report = found
-        log.info("restarting from snapshot %s: the sources are unchanged", sources.snapshot)
+        log.info("restarting from snapshot %s: no data file changed", sources.snapshot)
     else:
         progress = ProgressLine()
         graph, report = load(paths, sources.indices, progress=progress)
         progress.done()
-        if key:
-            try:
-                snapshot.save(sources.snapshot, graph, report, key)
-            except OSError as exc:
-                log.warning("cannot write snapshot %s: %s", sources.snapshot, exc)
+        graph.memo["snapshot key"] = key  # to be written once the graph is served
     precompute(graph)
     report.seconds = round(time.perf_counter() - started, 3)
     for problem in report.problems:
         log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)
     return graph, report
+
+
+def save_snapshot(sources: DataSources, graph: CacheGraph, report: LoadReport) -> None:
+    """Write the snapshot of a graph loaded from files (after it is served: it takes seconds)."""
+    key = graph.memo.pop("snapshot key", "")
+    if not key:
+        return
+    started = time.perf_counter()
+    try:
+        snapshot.save(sources.snapshot, graph, report, key)
+    except OSError as exc:
+        log.warning("cannot write snapshot %s: %s", sources.snapshot, exc)
+        return
+    log.info("wrote snapshot %s in %.2fs", sources.snapshot, time.perf_counter() - started)
 
 
 def settle(*, collect: bool) -> None:
@@ -109,6 +121,7 @@ class State:
         """Load the sources and serve them, whatever their problems (the first load)."""
         self.graph, self.report = await anyio.to_thread.run_sync(load_sources, self.sources)
         settle(collect=False)
+        self._save_snapshot()
         problems = [str(p) for p in self.report.problems]
         self.last = Outcome(True, time.time(), self.report.summary(), problems)
         return self.last
@@ -130,11 +143,20 @@ class State:
                 log.error("%s", summary)
             else:
                 self.graph, self.report = graph, report
+                self._save_snapshot()
                 self.last = Outcome(True, time.time(), report.summary(), problems)
                 log.info("reloaded: %s", report.summary())
             del graph
             settle(collect=True)
             return self.last
+
+    def _save_snapshot(self) -> None:
+        if self.sources.snapshot:
+            graph, report = self.graph, self.report
+            # A background thread: the server answers while it writes.
+            threading.Thread(
+                target=save_snapshot, args=(self.sources, graph, report), daemon=True
+            ).start()
 
     def size(self) -> dict[str, int]:
         return {} if self.graph is None else vars(stats(self.graph))

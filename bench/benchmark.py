@@ -1,0 +1,576 @@
+"""Benchmark at the public cache's scale: start-up, memory, latency and throughput of a real
+Uvicorn server, against the floors of the same run and against PostgreSQL + PostGraphile.
+
+    python bench/benchmark.py [--sizes 10000,100000,1000000] [--requests 200]
+                              [--seconds 10] [--no-peer] [--out docs/benchmarks.md]
+
+For each size it generates a page tree (``cachegraph synth``, two tags, kept in
+the work folder for the next run) and measures, in one run:
+
+- the JSON floor: reading every file and parsing its JSON-shaped front-matter
+  lines with orjson, nothing else (a process of its own);
+- cold start: ``cachegraph serve`` from process start until ``/readyz`` answers
+  200 (``/healthz`` only means alive), and peak RSS; then the restart from the
+  snapshot that first start wrote;
+- p50/p99 latency of eight questions, each asked ``--requests`` times with
+  variables drawn from the data, one client, the response cache off (every
+  answer is computed);
+- throughput of the point query with 16 concurrent clients, against a bare
+  Starlette route returning prepared JSON of the same size (the HTTP floor);
+- the same questions of the peer, when PostgreSQL and Node are installed.
+
+It prints the tables and writes them, with the machine, to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from harness import Connection, free_port, pct
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import peer as peers  # noqa: E402
+
+from cachegraph.synth import synthesize  # noqa: E402
+
+CLIENTS = 16
+PEER = "PostGraphile 4.14.1 with postgraphile-plugin-connection-filter 2.3.0 on PostgreSQL"
+
+# -- the questions -------------------------------------------------------------------
+
+SPEC_FIELDS = "hash version os platform target { name } compiler { name }"
+PEER_SPEC_FIELDS = "hash version os platform target compiler"
+PEER_STACK = "{specStacksByHash: {some: {stack: {equalTo: %s}}}}"
+PEER_ORDER = "orderBy: [PACKAGE_ASC, VERSION_ASC, HASH_ASC]"
+
+
+@dataclass
+class Question:
+    name: str
+    ours: str
+    peer: str
+    #: variables for each request, drawn from the data; the same for both servers
+    variables: list[dict] = field(default_factory=lambda: [{}])
+    #: the answer has a fixed size whatever the data's (its cost must not grow with it)
+    fixed: bool = True
+
+
+def questions(sample: Sample) -> list[Question]:
+    s = sample
+    return [
+        Question(
+            "spec by hash",
+            f"query($h: String!) {{ spec(hash: $h) {{ {SPEC_FIELDS} }} }}",
+            f"query($h: String!) {{ specByHash(hash: $h) {{ {PEER_SPEC_FIELDS} }} }}",
+            [{"h": h} for h in s.hashes],
+        ),
+        Question(
+            "spec by prefix (10 characters)",
+            f"query($h: String!) {{ spec(hash: $h) {{ {SPEC_FIELDS} }} }}",
+            "query($h: String!) { allSpecs(filter: {hash: {startsWith: $h}}, first: 2) "
+            f"{{ nodes {{ {PEER_SPEC_FIELDS} }} }} }}",
+            [{"h": h[:10]} for h in s.hashes],
+        ),
+        Question(
+            "one package's specs in a stack, by compiler",
+            "query($p: String!, $s: String!, $c: String!) { specs(filter: "
+            "{package: $p, stacks: [$s], compiler: $c}, first: 20) { nodes { hash version } } }",
+            "query($p: String!, $s: String!, $c: String!) { allSpecs(filter: {package: "
+            "{equalTo: $p}, compiler: {equalTo: $c}, specStacksByHash: {some: {stack: "
+            f"{{equalTo: $s}}}}}}}}, first: 20, {PEER_ORDER}) {{ nodes {{ hash version }} }} }}",
+            s.scoped,
+        ),
+        Question(
+            "first page of a large stack (no totalCount)",
+            "query($s: String!) { stack(name: $s) { specs(first: 50) { nodes { hash version } "
+            "pageInfo { hasNextPage endCursor } } } }",
+            f"query($s: String!) {{ allSpecs(filter: {PEER_STACK % '$s'}, first: 50, "
+            f"{PEER_ORDER}) {{ nodes {{ hash version }} pageInfo {{ hasNextPage endCursor }} }} }}",
+            [{"s": stack} for stack in s.large_stacks],
+        ),
+        Question(
+            "sharedSpecs of two stacks, with totalCount",
+            "query($a: String!, $b: String!) { sharedSpecs(stacks: [$a, $b], first: 50) "
+            "{ totalCount nodes { hash version } } }",
+            "query($a: String!, $b: String!) { allSpecs(filter: {and: "
+            f"[{PEER_STACK % '$a'}, {PEER_STACK % '$b'}]}}, first: 50, {PEER_ORDER}) "
+            "{ totalCount nodes { hash version } } }",
+            s.pairs,
+        ),
+        Question(
+            "stackOverlaps of all stacks",
+            "{ stackOverlaps { stacks { name } sharedSpecCount jaccard } }",
+            "{ allStackOverlaps(orderBy: [SHARED_DESC, A_ASC, B_ASC]) "
+            "{ nodes { a b shared jaccard } } }",
+        ),
+        Question(
+            "1000-spec page, 10 fields",
+            "query($s: String!) { specs(filter: {stacks: [$s]}, first: 1000) { nodes { "
+            "hash shortHash package { name } version compiler { name } os platform "
+            "target { name } variants versions } } }",
+            f"query($s: String!) {{ allSpecs(filter: {PEER_STACK % '$s'}, first: 1000, "
+            f"{PEER_ORDER}) {{ nodes {{ hash shortHash package version compiler os platform "
+            "target variants nodeId } } }",
+            [{"s": stack} for stack in s.large_stacks],
+        ),
+        Question(
+            "a package with all its counts",
+            "query($p: String!) { package(name: $p) { name specCount versions "
+            "compilers { name } targets { name } oss platforms "
+            "stacks { stack { name } specCount } tags { name } } }",
+            "query($p: String!) { allPackageSummaries(condition: {package: $p}) { nodes { "
+            "package specCount versions compilers targets oss platforms stackCounts tags } } }",
+            [{"p": p} for p in s.packages],
+        ),
+    ]
+
+
+@dataclass
+class Sample:
+    """Variables drawn at random from a tree's pages; the same for our server and the peer."""
+
+    hashes: list[str]
+    packages: list[str]
+    scoped: list[dict]
+    large_stacks: list[str]
+    pairs: list[dict]
+
+
+def sample(tree: Path, n: int = 200, seed: int = 7) -> Sample:
+    rng = random.Random(seed)
+    pages = sorted(tree.rglob("*.md"))
+    rows = []
+    for page in rng.sample(pages, min(len(pages), n)):
+        found = list(peers.page_rows([page]))
+        rows.append(rng.choice(found))
+    sizes: dict[str, int] = {}
+    for page in rng.sample(pages, min(len(pages), 400)):
+        for _, _, row in peers.page_rows([page]):
+            for stack in row["stacks"]:
+                sizes[stack] = sizes.get(stack, 0) + 1
+    stacks = sorted(sizes, key=lambda s: -sizes[s])
+    from graph.names import normalize_compiler
+
+    scoped = [
+        {"p": p, "s": rng.choice(r["stacks"]), "c": normalize_compiler(r["compiler"])}
+        for p, _, r in rows
+        if normalize_compiler(r["compiler"])
+    ]
+    pairs = [{"a": a, "b": b} for a, b in (rng.sample(stacks[:12], 2) for _ in range(n))]
+    return Sample(
+        hashes=[r["hash"] for _, _, r in rows],
+        packages=[p for p, _, _ in rows],
+        scoped=scoped,
+        large_stacks=stacks[:5],
+        pairs=pairs,
+    )
+
+
+# -- measuring -------------------------------------------------------------------------
+
+
+async def latencies(port: int, query: str, variables: list[dict], n: int) -> tuple[list, int]:
+    """Seconds of each of ``n`` requests on one keep-alive connection, and the failures."""
+    conn, times, failed = Connection(port), [], 0
+    bodies = [orjson.dumps({"query": query, "variables": v}) for v in variables]
+    for body in bodies[:3]:  # warm the connection and the server's caches of the query text
+        await conn.request("POST", "/graphql", body)
+    for i in range(n):
+        started = time.perf_counter()
+        status, raw = await conn.request("POST", "/graphql", bodies[i % len(bodies)])
+        times.append(time.perf_counter() - started)
+        answer = orjson.loads(raw)
+        if status != 200 or answer.get("errors") or not answer.get("data"):
+            failed += 1
+            if failed == 1:
+                print(f"    failed: {raw[:300]!r}", file=sys.stderr)
+    await conn.close()
+    return times, failed
+
+
+async def throughput(port: int, path: str, bodies: list[bytes], seconds: float) -> float:
+    """Requests a second that CLIENTS concurrent keep-alive clients get answered."""
+    stop = time.monotonic() + seconds
+    done = [0]
+
+    async def client(offset: int) -> None:
+        conn, i = Connection(port), offset
+        while time.monotonic() < stop:
+            status, _ = await conn.request("POST", path, bodies[i % len(bodies)])
+            done[0] += status == 200
+            i += CLIENTS
+        await conn.close()
+
+    started = time.monotonic()
+    await asyncio.gather(*(client(i) for i in range(CLIENTS)))
+    return done[0] / (time.monotonic() - started)
+
+
+def json_floor(tree: Path) -> tuple[float, float]:
+    """Seconds and peak MB of a fresh process that reads the tree and parses its JSON lines."""
+    code = (
+        "import os, sys, time, resource, orjson\n"
+        "t = time.perf_counter()\n"
+        "for root, dirs, names in os.walk(sys.argv[1]):\n"
+        "    for name in names:\n"
+        "        with open(os.path.join(root, name), 'rb') as f:\n"
+        "            data = f.read()\n"
+        "        for line in data.split(b'\\n'):\n"
+        "            key, _, value = line.partition(b': ')\n"
+        "            if value[:1] in (b'[', b'{', b'\"'):\n"
+        "                try:\n"
+        "                    orjson.loads(value)\n"
+        "                except orjson.JSONDecodeError:\n"
+        "                    pass\n"
+        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "print(time.perf_counter() - t, rss)\n"
+    )
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code, str(tree)], capture_output=True, text=True)
+    total = time.perf_counter() - started
+    inner, rss = map(float, out.stdout.split())
+    del inner  # the process's whole life is the floor, as a server's start is ours
+    return total, rss
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Server:
+    """``cachegraph serve`` in a process of its own; ``seconds`` from start to ready."""
+
+    def __init__(self, tree: Path, *options: str) -> None:
+        self.port = free_port()
+        env = {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
+        command = [sys.executable, "-m", "cachegraph.cli", "serve", "--data", str(tree)]
+        command += ["--port", str(self.port), "--log-level", "warning", *options]
+        started = time.perf_counter()
+        self.process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        self.seconds = self._wait_ready(started)
+
+    def _wait_ready(self, started: float, limit: float = 600) -> float:
+        async def ready() -> bool:
+            try:
+                conn = Connection(self.port)
+                status, _ = await conn.request("GET", "/readyz")
+                await conn.close()
+                return status == 200
+            except OSError:
+                return False
+
+        while time.perf_counter() - started < limit:
+            if self.process.poll() is not None:
+                raise RuntimeError("the server exited while starting")
+            if asyncio.run(ready()):
+                return time.perf_counter() - started
+            time.sleep(0.02)
+        raise RuntimeError("the server did not become ready")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+def http_floor(body: bytes) -> subprocess.Popen:
+    """A bare Starlette route answering every POST with ``body``, on a real Uvicorn."""
+    port = free_port()
+    code = (
+        "import sys, uvicorn\n"
+        "from starlette.applications import Starlette\n"
+        "from starlette.responses import Response\n"
+        "from starlette.routing import Route\n"
+        "body = sys.stdin.buffer.read()\n"
+        "async def answer(request):\n"
+        "    await request.body()\n"
+        "    return Response(body, media_type='application/json')\n"
+        "app = Starlette(routes=[Route('/graphql', answer, methods=['POST'])])\n"
+        f"uvicorn.run(app, host='127.0.0.1', port={port}, log_level='warning')\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    process.stdin.write(body)
+    process.stdin.close()
+    process.port = port  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            asyncio.run(Connection(port).request("POST", "/graphql", b"{}"))
+            return process
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("the HTTP floor did not start")
+
+
+# -- one size ----------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    size: int
+    specs: int = 0
+    floor: float = 0.0
+    cold: float = 0.0
+    rss: float = 0.0
+    snapshot: float = 0.0
+    cached_ms: float = 0.0
+    ours: dict[str, tuple[float, float]] = field(default_factory=dict)
+    peer: dict[str, tuple[float, float]] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    rps: float = 0.0
+    floor_rps: float = 0.0
+    peer_note: str = ""
+
+
+def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Result:
+    result = Result(size)
+    tree = args.work / f"tree-{size}"
+    if not (tree / ".complete").exists():
+        print(f"[{size:,}] generating the page tree", flush=True)
+        synthesize(tree, size, 2, 1)
+        (tree / ".complete").write_text("")
+    snap = args.work / f"snapshot-{size}"
+    snap.unlink(missing_ok=True)
+    chosen = sample(tree)
+    asked = questions(chosen)
+
+    print(f"[{size:,}] JSON floor", flush=True)
+    result.floor, _ = json_floor(tree)
+    print(f"[{size:,}] cold start", flush=True)
+    server = Server(tree, "--response-cache", "0", "--snapshot", str(snap))
+    try:
+        result.cold = server.seconds
+        for q in asked:
+            times, failed = asyncio.run(latencies(server.port, q.ours, q.variables, args.requests))
+            result.ours[q.name] = (pct(times, 0.5) * 1000, pct(times, 0.99) * 1000)
+            result.failures[q.name] = failed
+            print(f"[{size:,}] ours  {q.name}: p50 {result.ours[q.name][0]:.2f} ms", flush=True)
+        point = asked[0]
+        bodies = [orjson.dumps({"query": point.ours, "variables": v}) for v in point.variables]
+        result.rps = asyncio.run(throughput(server.port, "/graphql", bodies, args.seconds))
+        _, answer = asyncio.run(Connection(server.port).request("POST", "/graphql", bodies[0]))
+        result.rss = peak_rss_mb(server.process.pid)
+        result.specs = orjson.loads(
+            asyncio.run(Connection(server.port).request("GET", "/readyz"))[1]
+        )["spec_count"]
+        deadline = time.monotonic() + 300
+        while not snap.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    floor = http_floor(answer)
+    try:
+        result.floor_rps = asyncio.run(throughput(floor.port, "/graphql", bodies, args.seconds))
+    finally:
+        floor.terminate()
+        floor.wait(10)
+
+    print(f"[{size:,}] restart from the snapshot", flush=True)
+    server = Server(tree, "--snapshot", str(snap))
+    try:
+        result.snapshot = server.seconds
+        page = asked[6]
+        times, _ = asyncio.run(latencies(server.port, page.ours, page.variables[:1], 50))
+        result.cached_ms = pct(times, 0.5) * 1000
+    finally:
+        server.stop()
+
+    if peer is not None:
+        print(f"[{size:,}] peer: loading PostgreSQL", flush=True)
+        db = f"cache{size}"
+        seconds = peer.load(tree, db)
+        peer.serve(db, free_port())
+        result.peer_note = f"loaded and indexed in {seconds:.0f} s"
+        for q in asked:
+            times, failed = asyncio.run(
+                latencies(peer.gql_port, q.peer, q.variables, args.requests)
+            )
+            result.peer[q.name] = (pct(times, 0.5) * 1000, pct(times, 0.99) * 1000)
+            result.failures[q.name + " (peer)"] = failed
+            print(f"[{size:,}] peer  {q.name}: p50 {result.peer[q.name][0]:.2f} ms", flush=True)
+        peer.stop_graphql()
+        peer.psql(f"drop database {db}")
+    return result
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def report(results: list[Result], args: argparse.Namespace, peer_missing: str | None) -> str:
+    names = [q.name for q in questions(Sample([""], [""], [{}], [""], [{}]))]
+    fixed = {q.name for q in questions(Sample([""], [""], [{}], [""], [{}])) if q.fixed}
+    lines = [
+        "## Run",
+        "",
+        f"- machine: {machine()}",
+        f"- command: `python bench/benchmark.py --sizes {','.join(map(str, args.sizes))} "
+        f"--requests {args.requests} --seconds {args.seconds:g}`",
+        f"- questions: each asked {args.requests} times, one client, variables drawn from the "
+        "data, response cache off; throughput: "
+        f"{CLIENTS} clients for {args.seconds:g} s; client and servers share the machine",
+        f"- peer: {peer_missing or PEER}",
+        "",
+        "### Start-up and memory",
+        "",
+        "| specs | JSON floor | cold start | ratio | restart from snapshot | peak RSS |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.specs:,} | {r.floor:.1f} s | {r.cold:.1f} s | {r.cold / r.floor:.1f}× | "
+            f"{r.snapshot:.1f} s | {r.rss:,.0f} MB |"
+        )
+    lines += ["", "### Latency (ms, p50 / p99)", ""]
+    header = "| question | " + " | ".join(f"{r.size:,}" for r in results)
+    peer_cols = [r for r in results if r.peer]
+    header += "".join(f" | peer {r.size:,} | ours/peer {r.size:,}" for r in peer_cols)
+    lines += [header + " |", "|---" + "|---:" * (len(results) + 2 * len(peer_cols)) + "|"]
+    for name in names:
+        row = f"| {name} | " + " | ".join(
+            f"{r.ours[name][0]:.2f} / {r.ours[name][1]:.2f}" for r in results
+        )
+        for r in peer_cols:
+            ratio = r.ours[name][0] / r.peer[name][0]
+            row += f" | {r.peer[name][0]:.2f} / {r.peer[name][1]:.2f} | {ratio:.2f}"
+        lines.append(row + " |")
+    lines += ["", "### Throughput of the point query", ""]
+    lines += ["| specs | ours | HTTP floor | ratio |", "|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(
+            f"| {r.specs:,} | {r.rps:,.0f}/s | {r.floor_rps:,.0f}/s | {r.rps / r.floor_rps:.0%} |"
+        )
+    lines.append("")
+    lines.append(
+        "Answered from the response cache (the 1000-spec page asked again): "
+        + ", ".join(f"{r.cached_ms:.2f} ms at {r.specs:,}" for r in results)
+        + "."
+    )
+    failures = {k: v for r in results for k, v in r.failures.items() if v}
+    lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
+    lines += targets(results, fixed)
+    return "\n".join(lines) + "\n"
+
+
+def targets(results: list[Result], fixed: set[str]) -> list[str]:
+    big = max(results, key=lambda r: r.size)
+    mid = [r for r in results if r.size == big.size // 10]
+    lines = [
+        "",
+        f"### Targets at {big.specs:,} specs",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+    ]
+
+    def add(target: str, measured: str, ok: bool) -> None:
+        lines.append(f"| {target} | {measured} | {verdict(ok)} |")
+
+    add("cold start ≤ 20 s", f"{big.cold:.1f} s", big.cold <= 20)
+    add("cold start ≤ 8× the JSON floor", f"{big.cold / big.floor:.1f}×", big.cold <= 8 * big.floor)
+    add("peak RSS ≤ 3 GB", f"{big.rss:,.0f} MB", big.rss <= 3072)
+    add("snapshot restart ≤ 5 s", f"{big.snapshot:.1f} s", big.snapshot <= 5)
+    if mid:
+        worst = max(fixed, key=lambda n: big.ours[n][0] / mid[0].ours[n][0])
+        ratio = big.ours[worst][0] / mid[0].ours[worst][0]
+        add(
+            "fixed-size answers: p50 at 1M / at 100k ≤ 1.5",
+            f"worst {ratio:.2f} ({worst})",
+            ratio <= 1.5,
+        )
+    if big.peer:
+        worst = max(fixed, key=lambda n: big.ours[n][0] / big.peer[n][0])
+        ratio = big.ours[worst][0] / big.peer[worst][0]
+        add(
+            "ours/peer ≤ 0.5 for every fixed-size question",
+            f"worst {ratio:.2f} ({worst})",
+            ratio <= 0.5,
+        )
+    add(
+        "point throughput ≥ 50% of the HTTP floor",
+        f"{big.rps / big.floor_rps:.0%}",
+        big.rps >= 0.5 * big.floor_rps,
+    )
+    overlaps = big.ours["stackOverlaps of all stacks"][0]
+    add("stackOverlaps ≤ 50 ms", f"{overlaps:.1f} ms", overlaps <= 50)
+    page = big.ours["1000-spec page, 10 fields"][0]
+    add("1000-spec × 10-field page ≤ 250 ms", f"{page:.1f} ms", page <= 250)
+    return lines
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        memory = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 / 1024
+    except OSError:
+        memory = float("nan")
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GB RAM, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}"
+    )
+
+
+def _pg_version() -> str:
+    try:
+        out = subprocess.run(
+            [peers._program("postgres") or "postgres", "--version"], capture_output=True, text=True
+        )
+        return out.stdout.split()[-1]
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/cachegraph-bench"))
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    args = parser.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    peer_missing = "skipped (--no-peer)" if args.no_peer else peers.missing()
+    peer = None
+    if peer_missing is None:
+        peer = peers.Peer(args.work)
+        peer.start(free_port())
+    else:
+        print(f"peer: {peer_missing}", file=sys.stderr)
+    try:
+        results = [run_size(size, args, peer) for size in args.sizes]
+    finally:
+        if peer is not None:
+            peer.stop()
+    text = report(results, args, peer_missing)
+    print(text)
+    head = args.out.read_text().split("## Run")[0] if args.out.exists() else "# Benchmarks\n\n"
+    args.out.write_text(head + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
