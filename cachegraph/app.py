@@ -105,6 +105,7 @@ def create_app(
         max_batch=settings.max_batch,
         graphiql=settings.graphiql,
         response_cache=settings.response_cache,
+        limits=settings.limits(),
     )
     routes = [
         Route("/", home),

@@ -1,7 +1,8 @@
 """The GraphQL endpoint: Strawberry's ASGI view, answering on the graph of the moment.
 
-Each operation runs in a worker thread under a time limit, so a slow query never
-stalls the event loop that answers health checks and other clients.
+An operation runs in a worker thread under a time limit, so a slow query never
+stalls the event loop that answers health checks and other clients -- unless it
+is known to be small (``runs_inline``): then the hand-off would cost more than it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from schema.limits import LimitExceeded
+from schema.limits import LimitExceeded, Limits, runs_inline
 
 from .graphiql import graphiql_page
 from .observe import Metrics, error_body, request_id
@@ -40,11 +41,13 @@ class GraphQLView(GraphQL):
         max_batch: int,
         graphiql: bool,
         response_cache: int = 0,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__(schema, graphql_ide="graphiql" if graphiql else None)
         self.state, self.metrics = state, metrics
         self.timeout, self.max_batch = timeout, max_batch
         self.responses = ResponseCache(response_cache)
+        self.limits = limits or Limits()
 
     async def get_context(self, request: Any, response: Any) -> dict[str, Any]:
         # Taken once per request: a reload during it does not change its answers.
@@ -122,7 +125,13 @@ class GraphQLView(GraphQL):
             allowed_operation_types=allowed,
             operation_extensions=request_data.extensions,
         )
+        inline = runs_inline(
+            request_data.query, request_data.operation_name, request_data.variables, self.limits
+        )
         try:
+            if inline:
+                # Small and seen before: a thread hand-off would cost more than the work.
+                return run()
             with anyio.fail_after(self.timeout):
                 # Abandoned at the deadline; the cost limit bounds what it still does.
                 return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)

@@ -27,7 +27,7 @@ from .tags import Tag, find_tag
 
 def _find_spec(info: Info, hash: str) -> Spec | None:
     record = graph(info).spec(hash)
-    return None if record is None else Spec(record=record)
+    return None if record is None else record
 
 
 ENTITIES: dict[type, tuple[str, Callable]] = {

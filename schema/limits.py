@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
@@ -30,6 +30,7 @@ from graphql import (
     get_named_type,
     get_nullable_type,
     parse,
+    validate,
 )
 from graphql.language import Lexer, Source, TokenKind
 from strawberry.extensions import SchemaExtension
@@ -209,9 +210,10 @@ def check_document(
     variables: dict[str, Any] | None,
     limits: Limits,
     operation_name: str | None = None,
-) -> None:
-    """Raise LimitExceeded if the operation that will run nests too deep or costs too much."""
+) -> int:
+    """The cost of the operation that will run; LimitExceeded if it is too deep or costly."""
     measurer = _Measurer(schema, document, variables or {})
+    cost = 0
     for op in document.definitions:
         if not isinstance(op, OperationDefinitionNode):
             continue
@@ -229,21 +231,89 @@ def check_document(
                 f"the query may return up to {measure.cost:,} fields: nested page sizes "
                 "multiply; ask for smaller pages or fewer nested lists",
             )
+        cost = max(cost, measure.cost)
+    return cost
 
 
-@functools.lru_cache(maxsize=1024)
 def parse_within(query: str, limits: Limits) -> DocumentNode:
-    """The parsed document, refused before parsing when it has too many tokens.
-
-    Clients repeat the same few query texts with new variables, so documents are
-    kept (graphql-core never changes one); a refusal is not kept, and costs a scan.
-    """
+    """The parsed document, refused before parsing when it has too many tokens."""
     scan_tokens(query, limits)
     return parse(query)
 
 
+#: An operation that costs at most this many fields and names none of WALKING_FIELDS
+#: is cheap enough to run on the event loop, sparing a thread hand-off.
+INLINE_COST = 500
+#: Fields whose first answer may walk every spec: a filtered count, a path search,
+#: the packages of a stack.
+WALKING_FIELDS = frozenset({"totalCount", "dependencyPath", "packages", "packageCount"})
+
+
+@dataclass
+class Prepared:
+    """A query text, parsed, with what its validation and measures found, kept across requests.
+
+    Clients repeat the same few query texts with new variables: the document
+    (graphql-core never changes one), its validation (which does not depend on
+    variables) and its cost (which depends only on the variables given as
+    ``first``) are worked out once.
+    """
+
+    document: DocumentNode
+    #: variables used as some field's ``first``: the only ones the cost depends on
+    first_variables: tuple[str, ...]
+    #: whether the document names a field that may walk every spec
+    walks: bool
+    costs: dict[tuple, int] = field(default_factory=dict)
+    validations: dict[tuple, list[GraphQLError]] = field(default_factory=dict)
+
+    def cost_key(self, operation_name: str | None, variables: dict[str, Any] | None) -> tuple:
+        return (operation_name, *((variables or {}).get(n) for n in self.first_variables))
+
+    def known_cost(self, operation_name: str | None, variables: dict[str, Any] | None):
+        try:
+            return self.costs.get(self.cost_key(operation_name, variables))
+        except TypeError:  # an unhashable variable value (a list or an object)
+            return None
+
+
+@functools.lru_cache(maxsize=1024)
+def prepare(query: str, limits: Limits) -> Prepared:
+    """The Prepared query; LimitExceeded or a syntax error is raised, and not kept."""
+    document = parse_within(query, limits)
+    names: set[str] = set()
+    firsts: set[str] = set()
+    pending = [d.selection_set for d in document.definitions if hasattr(d, "selection_set")]
+    while pending:
+        for node in pending.pop().selections:
+            if isinstance(node, FieldNode):
+                names.add(node.name.value)
+                firsts.update(
+                    a.value.name.value
+                    for a in node.arguments or ()
+                    if a.name.value == "first" and isinstance(a.value, VariableNode)
+                )
+            if getattr(node, "selection_set", None) is not None:
+                pending.append(node.selection_set)
+    return Prepared(document, tuple(sorted(firsts)), bool(names & WALKING_FIELDS))
+
+
+def runs_inline(
+    query: Any, operation_name: str | None, variables: dict[str, Any] | None, limits: Limits
+) -> bool:
+    """Whether this operation was seen before, cheap, and not walking the data."""
+    if not isinstance(query, str):
+        return False
+    try:
+        prepared = prepare(query, limits)
+    except GraphQLError:
+        return False
+    cost = prepared.known_cost(operation_name, variables)
+    return cost is not None and cost <= INLINE_COST and not prepared.walks
+
+
 class QueryLimits(SchemaExtension):
-    """Applies ``Limits`` to every operation before the standard validation."""
+    """Applies ``Limits`` to every operation before the standard validation, which it keeps."""
 
     def __init__(self, *, limits: Limits) -> None:
         self.limits = limits
@@ -251,17 +321,33 @@ class QueryLimits(SchemaExtension):
     def on_parse(self) -> Iterator[None]:
         ctx = self.execution_context
         if ctx.graphql_document is None and ctx.query:
-            ctx.graphql_document = parse_within(ctx.query, self.limits)
+            ctx.graphql_document = prepare(ctx.query, self.limits).document
         yield
 
     def on_validate(self) -> Iterator[None]:
         ctx = self.execution_context
-        if ctx.graphql_document is not None:
-            check_document(
-                ctx.schema._schema,
-                ctx.graphql_document,
-                ctx.variables,
-                self.limits,
-                ctx.operation_name,
-            )
+        if ctx.graphql_document is not None and ctx.query:
+            prepared = prepare(ctx.query, self.limits)
+            schema = ctx.schema._schema
+            try:
+                key = prepared.cost_key(ctx.operation_name, ctx.variables)
+                hash(key)
+            except TypeError:
+                key = None
+            if key is None or key not in prepared.costs:
+                cost = check_document(
+                    schema, ctx.graphql_document, ctx.variables, self.limits, ctx.operation_name
+                )
+                if key is not None:
+                    if len(prepared.costs) > 256:
+                        prepared.costs.clear()
+                    prepared.costs[key] = cost
+            rules = tuple(ctx.validation_rules)
+            if ctx.pre_execution_errors is None and rules:
+                found = prepared.validations.get((id(schema), rules))
+                if found is None:
+                    found = prepared.validations[id(schema), rules] = validate(
+                        schema, ctx.graphql_document, rules
+                    )
+                ctx.pre_execution_errors = found
         yield

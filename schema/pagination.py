@@ -108,7 +108,8 @@ class Connection(Generic[T]):
     """Named ``SpecConnection``, ``PackageConnection``... by Strawberry's generics."""
 
     slice: strawberry.Private[Slice]
-    wrap: strawberry.Private[Callable]
+    #: makes a GraphQL object of a page item; None when the item is one already
+    wrap: strawberry.Private[Callable | None] = None
 
     @strawberry.field
     def total_count(self) -> int:
@@ -127,10 +128,12 @@ class Connection(Generic[T]):
     @strawberry.field
     def edges(self) -> list[Edge[T]]:
         page = self.slice.page()
-        return [
-            Edge(cursor=c, node=self.wrap(i)) for c, i in zip(page.cursors, page.items, strict=True)
-        ]
+        return [Edge(cursor=c, node=n) for c, n in zip(page.cursors, self._nodes(), strict=True)]
 
     @strawberry.field
     def nodes(self) -> list[T]:
-        return [self.wrap(i) for i in self.slice.page().items]
+        return self._nodes()
+
+    def _nodes(self) -> list:
+        items = self.slice.page().items
+        return items if self.wrap is None else [self.wrap(i) for i in items]

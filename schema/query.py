@@ -6,7 +6,7 @@ import logging
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import DisableIntrospection, ValidationCache
+from strawberry.extensions import DisableIntrospection
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult, Info
 
@@ -39,7 +39,7 @@ class NodeQueries:
         type_name, key = parse_global_id(id)
         if type_name == "Spec":
             record = graph(info).spec(key)
-            return None if record is None else Spec(record=record)
+            return None if record is None else record
         finder = _FINDERS.get(type_name)
         return None if finder is None else finder(info, key)
 
@@ -102,8 +102,7 @@ class CacheGraphSchema(strawberry.Schema):
 
 def extensions_for(limits: Limits | None) -> list:
     limits = limits or Limits()
-    # The standard validation of a document is kept too: it does not depend on variables.
-    extensions: list = [lambda: QueryLimits(limits=limits), lambda: ValidationCache(maxsize=1024)]
+    extensions: list = [lambda: QueryLimits(limits=limits)]
     if not limits.introspection:
         extensions.append(DisableIntrospection)
     return extensions

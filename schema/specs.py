@@ -30,103 +30,89 @@ TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
 DEPTYPE = "One of build, link, run, test; all deptypes when omitted."
 
 
+# A Spec's objects are the graph's SpecRecords themselves: fields that are plain
+# record attributes need no resolver, which makes large pages several times faster.
 @strawberry.type
 class Spec(Node):
-    record: strawberry.Private[SpecRecord]
+    hash: str = strawberry.field(description="The 32-character Spack hash.")
+    version: str
+    versions: list[str]
+    os: str
+    platform: str
+    variants: list[str] = strawberry.field(
+        description="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
+        "'amdgpu_target:=gfx90a'."
+    )
 
+    @classmethod
+    def is_type_of(cls, obj: object, info: object) -> bool:
+        return isinstance(obj, SpecRecord | cls)
+
+    # Resolvers get the SpecRecord as ``self``.
     @strawberry.field
-    def id(self) -> strawberry.ID:
-        return global_id("Spec", self.record.hash)
-
-    @strawberry.field(description="The 32-character Spack hash.")
-    def hash(self) -> str:
-        return self.record.hash
+    def id(self: SpecRecord) -> strawberry.ID:
+        return global_id("Spec", self.hash)
 
     @strawberry.field(description="The first 7 characters of the hash, as Spack prints it.")
-    def short_hash(self) -> str:
-        return self.record.hash[:7]
+    def short_hash(self: SpecRecord) -> str:
+        return self.hash[:7]
 
     @strawberry.field
-    def package(self) -> PackageRef:
+    def package(self: SpecRecord) -> PackageRef:
         from .packages import Package
 
-        return Package(name=self.record.package)
-
-    @strawberry.field
-    def version(self) -> str:
-        return self.record.version
-
-    @strawberry.field
-    def versions(self) -> list[str]:
-        return list(self.record.versions)
+        return Package(name=self.package)
 
     @strawberry.field(
         description="Null when the record's compiler is 'none' (e.g. pure-Python packages)."
     )
-    def compiler(self) -> CompilerRef | None:
+    def compiler(self: SpecRecord) -> CompilerRef | None:
         from .builds import Compiler
 
-        return Compiler.named(self.record.compiler) if self.record.compiler else None
+        return Compiler.named(self.compiler) if self.compiler else None
 
     @strawberry.field
-    def os(self) -> str:
-        return self.record.os
-
-    @strawberry.field
-    def platform(self) -> str:
-        return self.record.platform
-
-    @strawberry.field
-    def target(self) -> TargetRef:
+    def target(self: SpecRecord) -> TargetRef:
         from .builds import Target
 
-        return Target(name=self.record.target)
-
-    @strawberry.field(
-        description="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
-        "'amdgpu_target:=gfx90a'."
-    )
-    def variants(self) -> list[str]:
-        return list(self.record.variants)
+        return Target(name=self.target)
 
     @strawberry.field(description="Stacks this spec is in, ordered by name.")
-    def stacks(self, tag: str | None = None) -> list[StackRef]:
+    def stacks(self: SpecRecord, tag: str | None = None) -> list[StackRef]:
         from .stacks import Stack
 
-        return [Stack(name=s) for s in sorted(self.record.stacks_in(tag))]
+        return [Stack(name=s) for s in sorted(self.stacks_in(tag))]
 
     @strawberry.field
-    def tags(self) -> list[TagRef]:
+    def tags(self: SpecRecord) -> list[TagRef]:
         from .tags import Tag
 
-        return [Tag(name=t) for t in sorted(self.record.stacks)]
+        return [Tag(name=t) for t in sorted(self.stacks)]
 
     @strawberry.field(
         description="Spack's classic spec string; the exact format is in ../contract/README.md."
     )
-    def spec_string(self) -> str:
-        r = self.record
-        return spec_string(r.package, r.version, r.compiler, r.variants, r.platform, r.os, r.target)
+    def spec_string(self: SpecRecord) -> str:
+        return spec_string(
+            self.package, self.version, self.compiler, self.variants, self.platform, self.os,
+            self.target,
+        )  # fmt: skip
 
     @strawberry.field(description="The specs this one depends on, in spec order.")
     def dependencies(
-        self, info: Info, deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None
+        self: SpecRecord,
+        info: Info,
+        deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
     ) -> list[Spec]:
-        return wrap_all(queries.dependencies(graph(info), self.record.hash, deptype))
+        return queries.dependencies(graph(info), self.hash, deptype)
 
     @strawberry.field(description="The specs that depend on this one, in spec order.")
     def dependents(
-        self, info: Info, deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None
+        self: SpecRecord,
+        info: Info,
+        deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
     ) -> list[Spec]:
-        return wrap_all(queries.dependents(graph(info), self.record.hash, deptype))
-
-
-def wrap(record: SpecRecord) -> Spec:
-    return Spec(record=record)
-
-
-def wrap_all(records: list[SpecRecord]) -> list[Spec]:
-    return [Spec(record=r) for r in records]
+        return queries.dependents(graph(info), self.hash, deptype)
 
 
 @strawberry.input
@@ -177,7 +163,7 @@ def spec_connection(
 ) -> SpecConnection:
     selection = queries.select_specs(graph(info), query)
     walk = Slice("spec", selection.after, lambda s: s.hash, selection.count, first, after)
-    return SpecConnection(slice=walk, wrap=wrap)
+    return SpecConnection(slice=walk)
 
 
 @strawberry.type
@@ -214,7 +200,7 @@ class SpecQueries:
     )
     def spec(self, info: Info, hash: str) -> Spec | None:
         record = queries.spec_by_hash(graph(info), hash)
-        return None if record is None else Spec(record=record)
+        return record
 
     @strawberry.field(description="Specs, ordered by package name, then version, then hash.")
     def specs(
@@ -249,4 +235,4 @@ class SpecQueries:
         to: str,
     ) -> list[Spec] | None:
         path = queries.dependency_path(graph(info), from_, to)
-        return None if path is None else wrap_all(path)
+        return path
