@@ -1,0 +1,53 @@
+"""A snapshot gives back the graph it was written from, and only for unchanged sources."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graph import load, snapshot
+
+from ..conftest import SEEDS, execute
+
+
+@pytest.fixture
+def seeds(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(SEEDS, tmp_path / "seeds"))
+
+
+def test_a_snapshot_gives_back_the_same_graph(seeds: Path, tmp_path: Path):
+    graph, report = load([seeds])
+    key = snapshot.fingerprint([seeds])
+    snapshot.save(tmp_path / "snap", graph, report, key)
+    restored, restored_report = snapshot.load(tmp_path / "snap", key)
+    fields = ("hash", "package", "version", "compiler", "os", "target", "variants", "stacks")
+    assert [[getattr(s, f) for f in fields] for s in restored.ordered] == [
+        [getattr(s, f) for f in fields] for s in graph.ordered
+    ]
+    assert restored.index == graph.index and restored.hashes == graph.hashes
+    assert restored_report.summary() == report.summary()
+    query = "{ stackOverlaps { stacks { name } sharedSpecCount } stats { specCount } }"
+    assert execute(restored, query) == execute(graph, query)
+
+
+@pytest.mark.parametrize("change", ["touch a page", "add a page", "remove a page"])
+def test_a_snapshot_of_other_sources_is_not_used(seeds: Path, tmp_path: Path, change: str):
+    graph, report = load([seeds])
+    snapshot.save(tmp_path / "snap", graph, report, snapshot.fingerprint([seeds]))
+    page = sorted(seeds.glob("*"))[0]
+    if change == "touch a page":
+        page.write_text(page.read_text() + "\n")
+    elif change == "add a page":
+        shutil.copy(page, seeds / "copy.md")
+    else:
+        page.unlink()
+    assert snapshot.load(tmp_path / "snap", snapshot.fingerprint([seeds])) is None
+
+
+@pytest.mark.parametrize("content", [b"", b"cachegraph-snapshot 0 3.0\n", b"not a snapshot"])
+def test_an_unreadable_snapshot_is_not_used(tmp_path: Path, content: bytes):
+    (tmp_path / "snap").write_bytes(content)
+    assert snapshot.load(tmp_path / "snap", "key") is None
+    assert snapshot.load(tmp_path / "absent", "key") is None
