@@ -354,6 +354,10 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
     server = Server(tree, "--response-cache", "0", "--snapshot", str(snap))
     try:
         result.cold = server.seconds
+        # The server writes its snapshot once it is ready: let that finish before measuring.
+        deadline = time.monotonic() + 600
+        while not snap.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
         for q in asked:
             times, failed = asyncio.run(latencies(server.port, q.ours, q.variables, args.requests))
             result.ours[q.name] = (pct(times, 0.5) * 1000, pct(times, 0.99) * 1000)
@@ -367,9 +371,6 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
         result.specs = orjson.loads(
             asyncio.run(Connection(server.port).request("GET", "/readyz"))[1]
         )["spec_count"]
-        deadline = time.monotonic() + 300
-        while not snap.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
     finally:
         server.stop()
     floor = http_floor(answer)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from graph import CacheGraph, IndexSource, LoadReport, load, snapshot
+from graph.loader import collector_paused
 from graph.queries import precompute, stats
 
 from .progress import ProgressLine
@@ -45,17 +46,18 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
     """Load the sources -- from the snapshot when it was made from these very files."""
     started = time.perf_counter()
     paths = sources.resolved_paths()
-    key = snapshot.fingerprint(paths, sources.indices) if sources.snapshot else ""
-    found = snapshot.load(sources.snapshot, key) if key else None
-    if found is not None:
-        graph, report = found
-        log.info("restarting from snapshot %s: no data file changed", sources.snapshot)
-    else:
-        progress = ProgressLine()
-        graph, report = load(paths, sources.indices, progress=progress)
-        progress.done()
-        graph.memo["snapshot key"] = key  # to be written once the graph is served
-    precompute(graph)
+    with collector_paused():
+        key = snapshot.fingerprint(paths, sources.indices) if sources.snapshot else ""
+        found = snapshot.load(sources.snapshot, key) if key else None
+        if found is not None:
+            graph, report = found
+            log.info("restarting from snapshot %s: no data file changed", sources.snapshot)
+        else:
+            progress = ProgressLine()
+            graph, report = load(paths, sources.indices, progress=progress)
+            progress.done()
+            graph.memo["snapshot key"] = key  # to be written once the graph is served
+        precompute(graph)
     report.seconds = round(time.perf_counter() - started, 3)
     for problem in report.problems:
         log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)

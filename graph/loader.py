@@ -112,7 +112,7 @@ def load(
     """Load every source under ``paths`` and each index; return the graph and the report."""
     started = time.perf_counter()
     loader = _Loader()
-    with _collector_paused():
+    with collector_paused():
         for files, path in enumerate(source_files(paths, loader.report), 1):
             loader.read_file(path)
             if progress is not None and files % 200 == 0:
@@ -125,10 +125,11 @@ def load(
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: a load makes millions of objects and no cycles.
 
-    Left on, it scans the growing heap again and again (a third of a 1M-spec load).
+    Left on, it scans the growing heap again and again (a third of a 1M-spec
+    load, and most of a restart from a snapshot).
     """
     enabled = gc.isenabled()
     gc.disable()

@@ -455,6 +455,30 @@ def dependency_path(cg: CacheGraph, source: str, target: str) -> list[SpecRecord
 # -- at load -------------------------------------------------------------------------
 
 
+_KEPT = ("pairs", "scope", "names")
+
+
+def precomputed(cg: CacheGraph) -> dict:
+    """What ``precompute`` worked out, as plain dicts and lists (for a snapshot)."""
+    found: dict = {}
+    for key, value in cg.memo.items():
+        if isinstance(key, tuple) and key[0] == "scope":
+            found[key] = {kind: dict(counts) for kind, counts in value.items()}
+        elif isinstance(key, tuple) and key[0] in _KEPT:
+            found[key] = dict(value) if isinstance(value, Counter) else value
+    return found
+
+
+def restore_precomputed(cg: CacheGraph, found: dict) -> None:
+    """Memoize what ``precomputed`` gave, so that ``precompute`` has nothing left to do."""
+    for key, value in found.items():
+        if key[0] == "scope":
+            value = {kind: Counter(counts) for kind, counts in value.items()}
+        elif key[0] == "pairs":
+            value = Counter(value)
+        cg.memo[key] = value
+
+
 def precompute(cg: CacheGraph) -> None:
     """Work out the whole-data answers (overlaps, counts, names) before the first request asks.
 

@@ -24,25 +24,25 @@ from types import MappingProxyType
 
 from .loader import IndexSource, LoadReport, Problem, source_files
 from .model import CacheGraph, SpecRecord
+from .queries import precomputed, restore_precomputed
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 1
+FORMAT = 2
 _MAGIC = b"cachegraph-snapshot"
 
 
 def fingerprint(paths: Iterable[str | os.PathLike], indices: Iterable[IndexSource] = ()) -> str:
     """A digest of every source file's path, size and modification time."""
-    digest = hashlib.sha256(f"{FORMAT} {sys.version_info[:2]}".encode())
-    files = [*source_files(paths, LoadReport()), *(s.path for s in indices)]
-    labels = [f"index {s.tag}:{s.stack}" for s in indices]
+    files = [*map(str, source_files(paths, LoadReport())), *(str(s.path) for s in indices)]
+    lines = [f"{FORMAT} {sys.version_info[:2]}"]
+    lines += [f"index {s.tag}:{s.stack}" for s in indices]
     for path in files:
         try:
-            st = path.stat()
-            digest.update(f"{path}\t{st.st_size}\t{st.st_mtime_ns}\n".encode())
+            st = os.stat(path)
+            lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
         except OSError:
-            digest.update(f"{path}\tmissing\n".encode())
-    digest.update("\n".join(labels).encode())
-    return digest.hexdigest()
+            lines.append(f"{path}\tmissing")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: str) -> None:
@@ -83,6 +83,7 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
         "index": {k: v.tobytes() for k, v in graph.index.items()},
         "hashes": array("i", (rank[h] for h in graph.hashes)).tobytes(),
         "deps": graph.deps,
+        "precomputed": precomputed(graph),
         "report": {
             **asdict(report),
             "problems": [tuple(asdict(p).values()) for p in report.problems],
@@ -132,6 +133,7 @@ def load(path: str | os.PathLike, key: str) -> tuple[CacheGraph, LoadReport] | N
     index = {key: _ints(ranks) for key, ranks in body["index"].items()}
     hashes = [specs[r].hash for r in _ints(body["hashes"])]
     graph = CacheGraph(specs, index, body["deps"], hashes)
+    restore_precomputed(graph, body["precomputed"])
     fields = body["report"]
     fields["problems"] = [Problem(*p) for p in fields["problems"]]
     return graph, LoadReport(**fields)

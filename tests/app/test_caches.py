@@ -1,0 +1,96 @@
+"""What the server keeps between requests: answers (until the data changes) and the
+snapshot it restarts from (only while no data file changed)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from cachegraph import Settings, create_app
+from tests.app.test_reload import DTYPES, KERAS, ONE_PAGE, STATS, TOKEN, TWO_PAGES
+from tests.conftest import SEEDS
+
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+
+def cache_counts(client: TestClient) -> dict[str, float]:
+    text = client.get("/metrics").text
+    return {
+        result: float(value)
+        for result, value in re.findall(
+            r'cachegraph_response_cache_total\{result="(\w+)"\} (\S+)', text
+        )
+    }
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    shutil.copy(SEEDS / KERAS, folder)
+    return folder
+
+
+def test_a_repeated_operation_is_answered_from_the_cache_until_a_reload(data: Path):
+    settings = Settings(data=(str(data),), admin_token=TOKEN, response_cache=10)
+    with TestClient(create_app(settings=settings)) as client:
+        assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+        assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+        assert cache_counts(client) == {"hit": 1.0, "miss": 1.0}
+        shutil.copy(SEEDS / DTYPES, data)
+        assert client.post("/admin/reload", headers=AUTH).status_code == 200
+        # The graph changed: the kept answer is not given again.
+        assert client.post("/graphql", json=STATS).json() == TWO_PAGES
+        assert cache_counts(client) == {"hit": 1.0, "miss": 2.0}
+
+
+def test_other_variables_or_errors_are_not_answered_from_the_cache(data: Path):
+    query = "query($h: String!) { spec(hash: $h) { package { name } } }"
+    settings = Settings(data=(str(data),), response_cache=10)
+    with TestClient(create_app(settings=settings)) as client:
+        for h in ("abc", "abc", "zzzzzzzz", "zzzzzzzz"):
+            client.post("/graphql", json={"query": query, "variables": {"h": h}})
+        # Two errors (too short), then an answer computed once and given again.
+        assert cache_counts(client) == {"hit": 1.0, "miss": 3.0}
+
+
+def test_without_a_cache_every_operation_is_executed(data: Path):
+    with TestClient(create_app(settings=Settings(data=(str(data),), response_cache=0))) as client:
+        for _ in range(3):
+            assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+        assert cache_counts(client) == {}
+
+
+def wait_for(path: Path, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert path.exists()
+
+
+def test_the_server_restarts_from_its_snapshot_while_the_data_is_unchanged(
+    data: Path, tmp_path: Path
+):
+    snap = tmp_path / "snapshot"
+    settings = Settings(data=(str(data),), snapshot=str(snap))
+    with TestClient(create_app(settings=settings)) as client:
+        assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+    wait_for(snap)
+    written = snap.stat().st_mtime_ns
+    with TestClient(create_app(settings=settings)) as client:
+        assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+        assert client.get("/readyz").json()["last_load"]["ok"] is True
+    assert snap.stat().st_mtime_ns == written  # read, not written again
+    shutil.copy(SEEDS / DTYPES, data)
+    with TestClient(create_app(settings=settings)) as client:
+        # A page was added: the pages are loaded again, and a new snapshot written.
+        assert client.post("/graphql", json=STATS).json() == TWO_PAGES
+    deadline = time.monotonic() + 10
+    while snap.stat().st_mtime_ns == written and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert snap.stat().st_mtime_ns != written
