@@ -8,11 +8,10 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
-from tests.app.test_reload import DTYPES, KERAS, ONE_PAGE, STATS, TOKEN, TWO_PAGES
+from tests.app.test_reload import DTYPES, ONE_PAGE, STATS, TOKEN, TWO_PAGES
 from tests.conftest import SEEDS
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -26,14 +25,6 @@ def cache_counts(client: TestClient) -> dict[str, float]:
             r'cachegraph_response_cache_total\{result="(\w+)"\} (\S+)', text
         )
     }
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir()
-    shutil.copy(SEEDS / KERAS, folder)
-    return folder
 
 
 def test_a_repeated_operation_is_answered_from_the_cache_until_a_reload(data: Path):

@@ -24,17 +24,9 @@ from tests.conftest import SEEDS
 
 TOKEN = "s3cret-token"
 STATS = {"query": "{ stats { packageCount specCount } }"}
-KERAS, DTYPES = "000_32877e6a9739e9c6.txt", "001_1922a38d614f6ffb.txt"
+DTYPES = "001_1922a38d614f6ffb.txt"
 ONE_PAGE = {"data": {"stats": {"packageCount": 1, "specCount": 130}}}
 TWO_PAGES = {"data": {"stats": {"packageCount": 2, "specCount": 259}}}
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir()
-    shutil.copy(SEEDS / KERAS, folder)
-    return folder
 
 
 def app_on(data: Path, **settings):
