@@ -63,8 +63,6 @@ class Question:
     peer: str
     #: variables for each request, drawn from the data; the same for both servers
     variables: list[dict] = field(default_factory=lambda: [{}])
-    #: the answer has a fixed size whatever the data's (its cost must not grow with it)
-    fixed: bool = True
 
 
 def questions(sample: Sample) -> list[Question]:
@@ -218,11 +216,13 @@ async def throughput(port: int, path: str, bodies: list[bytes], seconds: float) 
     return done[0] / (time.monotonic() - started)
 
 
-def json_floor(tree: Path) -> tuple[float, float]:
-    """Seconds and peak MB of a fresh process that reads the tree and parses its JSON lines."""
+def json_floor(tree: Path) -> float:
+    """Seconds a fresh process takes to read the tree and parse its JSON lines, start to exit.
+
+    The process's whole life is the floor, as a server's start is ours.
+    """
     code = (
-        "import os, sys, time, resource, orjson\n"
-        "t = time.perf_counter()\n"
+        "import os, sys, orjson\n"
         "for root, dirs, names in os.walk(sys.argv[1]):\n"
         "    for name in names:\n"
         "        with open(os.path.join(root, name), 'rb') as f:\n"
@@ -234,15 +234,10 @@ def json_floor(tree: Path) -> tuple[float, float]:
         "                    orjson.loads(value)\n"
         "                except orjson.JSONDecodeError:\n"
         "                    pass\n"
-        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-        "print(time.perf_counter() - t, rss)\n"
     )
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, str(tree)], capture_output=True, text=True)
-    total = time.perf_counter() - started
-    inner, rss = map(float, out.stdout.split())
-    del inner  # the process's whole life is the floor, as a server's start is ours
-    return total, rss
+    subprocess.run([sys.executable, "-c", code, str(tree)], check=True)
+    return time.perf_counter() - started
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -349,7 +344,7 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
     asked = questions(chosen)
 
     print(f"[{size:,}] JSON floor", flush=True)
-    result.floor, _ = json_floor(tree)
+    result.floor = json_floor(tree)
     print(f"[{size:,}] cold start", flush=True)
     server = Server(tree, "--response-cache", "0", "--snapshot", str(snap))
     try:
@@ -416,8 +411,8 @@ def verdict(ok: bool) -> str:
 
 
 def report(results: list[Result], args: argparse.Namespace, peer_missing: str | None) -> str:
+    # Every question has an answer of a fixed size, whatever the data's.
     names = [q.name for q in questions(Sample([""], [""], [{}], [""], [{}]))]
-    fixed = {q.name for q in questions(Sample([""], [""], [{}], [""], [{}])) if q.fixed}
     lines = [
         "## Run",
         "",
@@ -427,7 +422,8 @@ def report(results: list[Result], args: argparse.Namespace, peer_missing: str | 
         f"- questions: each asked {args.requests} times, one client, variables drawn from the "
         "data, response cache off; throughput: "
         f"{CLIENTS} clients for {args.seconds:g} s; client and servers share the machine",
-        f"- peer: {peer_missing or PEER}",
+        f"- peer: {peer_missing or f'{PEER} {_pg_version()}'}"
+        + "".join(f"; {r.specs:,} specs {r.peer_note}" for r in results if r.peer_note),
         "",
         "### Start-up and memory",
         "",
@@ -466,11 +462,11 @@ def report(results: list[Result], args: argparse.Namespace, peer_missing: str | 
     )
     failures = {k: v for r in results for k, v in r.failures.items() if v}
     lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
-    lines += targets(results, fixed)
+    lines += targets(results, names)
     return "\n".join(lines) + "\n"
 
 
-def targets(results: list[Result], fixed: set[str]) -> list[str]:
+def targets(results: list[Result], fixed: list[str]) -> list[str]:
     big = max(results, key=lambda r: r.size)
     mid = [r for r in results if r.size == big.size // 10]
     lines = [

@@ -79,7 +79,7 @@ def query(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"cachegraph query: --variables is not JSON: {exc}", file=sys.stderr)
         return 2
-    graph, _ = load_sources(_sources(args))
+    graph, _, _ = load_sources(_sources(args))
     result = schema.execute_sync(
         args.query, variable_values=variables, context_value={"graph": graph}
     )

@@ -42,8 +42,12 @@ class DataSources:
         return self.paths or ([] if self.indices else [str(default_data())])
 
 
-def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
-    """Load the sources -- from the snapshot when it was made from these very files."""
+def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
+    """Load the sources -- from the snapshot when it was made from these very files.
+
+    The third item is the fingerprint to write a snapshot under once the graph is
+    served; empty when there is none to write (no snapshot asked, or read from it).
+    """
     started = time.perf_counter()
     paths = sources.resolved_paths()
     with collector_paused():
@@ -51,25 +55,22 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport]:
         found = snapshot.load(sources.snapshot, key) if key else None
         if found is not None:
             graph, report = found
+            key = ""
             log.info("restarting from snapshot %s: no data file changed", sources.snapshot)
         else:
             progress = ProgressLine()
             graph, report = load(paths, sources.indices, progress=progress)
             progress.done()
-            graph.memo["snapshot key"] = key  # to be written once the graph is served
         precompute(graph)
     report.seconds = round(time.perf_counter() - started, 3)
     for problem in report.problems:
         log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)
-    return graph, report
+    return graph, report, key
 
 
-def save_snapshot(sources: DataSources, graph: CacheGraph, report: LoadReport) -> None:
+def save_snapshot(sources: DataSources, graph: CacheGraph, report: LoadReport, key: str) -> None:
     """Write the snapshot of a graph loaded from files (after it is served: it takes seconds)."""
-    key = graph.memo.pop("snapshot key", "")
-    if not key:
-        return
     started = time.perf_counter()
     try:
         snapshot.save(sources.snapshot, graph, report, key)
@@ -121,9 +122,9 @@ class State:
 
     async def load(self) -> Outcome:
         """Load the sources and serve them, whatever their problems (the first load)."""
-        self.graph, self.report = await anyio.to_thread.run_sync(load_sources, self.sources)
+        self.graph, self.report, key = await anyio.to_thread.run_sync(load_sources, self.sources)
         settle(collect=False)
-        self._save_snapshot()
+        self._save_snapshot(key)
         problems = [str(p) for p in self.report.problems]
         self.last = Outcome(True, time.time(), self.report.summary(), problems)
         return self.last
@@ -132,7 +133,7 @@ class State:
         """Load the sources again and serve them only if they loaded without errors."""
         async with self._lock:
             try:
-                graph, report = await anyio.to_thread.run_sync(load_sources, self.sources)
+                graph, report, key = await anyio.to_thread.run_sync(load_sources, self.sources)
             except Exception as exc:
                 log.exception("reload failed")
                 self.last = Outcome(False, time.time(), f"reload failed: {exc}")
@@ -145,20 +146,18 @@ class State:
                 log.error("%s", summary)
             else:
                 self.graph, self.report = graph, report
-                self._save_snapshot()
+                self._save_snapshot(key)
                 self.last = Outcome(True, time.time(), report.summary(), problems)
                 log.info("reloaded: %s", report.summary())
             del graph
             settle(collect=True)
             return self.last
 
-    def _save_snapshot(self) -> None:
-        if self.sources.snapshot:
-            graph, report = self.graph, self.report
+    def _save_snapshot(self, key: str) -> None:
+        if key:
             # A background thread: the server answers while it writes.
-            threading.Thread(
-                target=save_snapshot, args=(self.sources, graph, report), daemon=True
-            ).start()
+            args = (self.sources, self.graph, self.report, key)
+            threading.Thread(target=save_snapshot, args=args, daemon=True).start()
 
     def size(self) -> dict[str, int]:
         return {} if self.graph is None else vars(stats(self.graph))

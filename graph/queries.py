@@ -119,10 +119,14 @@ class SpecSelection:
         if self._count is None:
             if self.test is None:
                 self._count = len(self.ranks)
+            elif self.query is None:
+                self._count = self._walked()
             else:
-                walk = lambda: sum(1 for _ in self.after(None))  # noqa: E731
-                self._count = walk() if self.query is None else self.cg.counted(self.query, walk)
+                self._count = self.cg.counted(self.query, self._walked)
         return self._count
+
+    def _walked(self) -> int:
+        return sum(1 for _ in self.after(None))
 
     def after(self, hash: str | None) -> Iterator[SpecRecord]:
         """The matching specs that come after the spec with this hash (all when None)."""

@@ -267,14 +267,14 @@ class Prepared:
     costs: dict[tuple, int] = field(default_factory=dict)
     validations: dict[tuple, list[GraphQLError]] = field(default_factory=dict)
 
-    def cost_key(self, operation_name: str | None, variables: dict[str, Any] | None) -> tuple:
-        return (operation_name, *((variables or {}).get(n) for n in self.first_variables))
-
-    def known_cost(self, operation_name: str | None, variables: dict[str, Any] | None):
+    def cost_key(self, operation_name: str | None, variables: dict[str, Any] | None):
+        """What the cost depends on; None when a variable's value cannot be a key."""
+        key = (operation_name, *((variables or {}).get(n) for n in self.first_variables))
         try:
-            return self.costs.get(self.cost_key(operation_name, variables))
-        except TypeError:  # an unhashable variable value (a list or an object)
+            hash(key)
+        except TypeError:  # a list or an object given as `first`: measured each time
             return None
+        return key
 
 
 @functools.lru_cache(maxsize=1024)
@@ -308,7 +308,7 @@ def runs_inline(
         prepared = prepare(query, limits)
     except GraphQLError:
         return False
-    cost = prepared.known_cost(operation_name, variables)
+    cost = prepared.costs.get(prepared.cost_key(operation_name, variables))
     return cost is not None and cost <= INLINE_COST and not prepared.walks
 
 
@@ -329,11 +329,7 @@ class QueryLimits(SchemaExtension):
         if ctx.graphql_document is not None and ctx.query:
             prepared = prepare(ctx.query, self.limits)
             schema = ctx.schema._schema
-            try:
-                key = prepared.cost_key(ctx.operation_name, ctx.variables)
-                hash(key)
-            except TypeError:
-                key = None
+            key = prepared.cost_key(ctx.operation_name, ctx.variables)
             if key is None or key not in prepared.costs:
                 cost = check_document(
                     schema, ctx.graphql_document, ctx.variables, self.limits, ctx.operation_name
