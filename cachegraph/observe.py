@@ -105,6 +105,12 @@ class Metrics:
             ["result"],
             registry=r,
         )
+        self.executed = Counter(
+            "cachegraph_executions",
+            "operations executed, by path: direct (a compiled plan) or standard (graphql-core)",
+            ["path"],
+            registry=r,
+        )
         self.graph_size = Gauge(
             "cachegraph_graph_objects", "objects in the graph being served", ["kind"], registry=r
         )

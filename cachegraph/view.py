@@ -2,12 +2,12 @@
 
 An operation runs in a worker thread under a time limit, so a slow query never
 stalls the event loop that answers health checks and other clients -- unless it
-is known to be small (``runs_inline``): then the hand-off would cost more than it.
+is known to be small (``Checked.inline``): then the hand-off would cost more than it.
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -22,7 +22,8 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from schema.limits import LimitExceeded, Limits, runs_inline
+from schema import compiled
+from schema.limits import LimitExceeded, Limits, checked
 
 from .graphiql import graphiql_page
 from .observe import Metrics, error_body, request_id
@@ -58,7 +59,55 @@ class GraphQLView(GraphQL):
             message = "the data is still loading; try again shortly"
             await JSONResponse(error_body(message), status_code=503)(scope, receive, send)
             return
+        if scope["type"] == "http" and scope["method"] == "POST" and _json_body(scope):
+            body = await _body(receive)
+            if body is None or await self._answer_directly(body, send):
+                return  # the client left, or it is answered
+            receive = _replaying(body, receive)
         await super().__call__(scope, receive, send)
+
+    async def _answer_directly(self, body: bytes, send) -> bool:
+        """Answer a plain JSON operation that has a Plan without Strawberry's HTTP layer.
+
+        That layer costs more than a point query's answer. False when the
+        standard way must answer: anything else (a batch, extensions, an
+        operation not checked before) goes there, and so does any fault.
+        """
+        try:
+            request = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return False
+        if not isinstance(request, dict) or not request.keys() <= _PLAIN:
+            return False
+        query, variables, name = (request.get(k) for k in ("query", "variables", "operationName"))
+        if not (
+            isinstance(query, str) and isinstance(variables, dict | None)
+            and isinstance(name, str | None)
+        ):  # fmt: skip
+            return False
+        known = checked(query, name, variables, self.limits, self.schema._schema)
+        plan = None if known is None else compiled.plan(self.schema, query, name)
+        if plan is None:
+            return False
+        context = {"graph": self.state.graph, "request_id": request_id.get()}
+        key = self._cache_key("POST", query, variables, name)
+        result = self._cached(context, key)
+        if result is None:
+            data = await self._run(lambda: plan.answer(variables, context), known.inline)
+            if data is None:
+                return False
+            if isinstance(data, ExecutionResult):  # the time limit
+                result = data
+            else:
+                self.metrics.executed.labels("direct").inc()
+                result = ExecutionResult(data, None)
+            self._keep(context, key, result)
+        payload = orjson.dumps(await self.process_result(None, result))
+        length = str(len(payload)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", length)]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+        return True
 
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
         return HTMLResponse(graphiql_page())
@@ -72,7 +121,7 @@ class GraphQLView(GraphQL):
             return JSONResponse(error_body(exc.reason), status_code=status)
 
     def parse_json(self, data: str | bytes) -> Any:
-        value = super().parse_json(data)
+        value = orjson.loads(data)  # its JSONDecodeError is json's, which the view reports
         if isinstance(value, dict) or (
             isinstance(value, list) and all(isinstance(item, dict) for item in value)
         ):
@@ -93,53 +142,78 @@ class GraphQLView(GraphQL):
     async def execute_single(
         self, request, request_adapter, sub_response, context, root_value, request_data
     ) -> ExecutionResult:
-        key = self._cache_key(request_adapter.method, request_data)
-        if key is not None:
-            found = self.responses.get(context["graph"], key)
-            self.metrics.cached.labels("miss" if found is None else "hit").inc()
-            if found is not None:
-                return found
-        result = await self._execute(request_adapter, context, root_value, request_data)
-        if key is not None:
-            self.responses.put(context["graph"], key, result)
+        query, name = request_data.query, request_data.operation_name
+        key = self._cache_key(request_adapter.method, query, request_data.variables, name)
+        result = self._cached(context, key)
+        if result is None:
+            result = await self._execute(request_adapter, context, root_value, request_data)
+            self._keep(context, key, result)
         return result
 
-    def _cache_key(self, method: str, request_data: Any) -> tuple | None:
-        if self.responses.size <= 0 or not isinstance(request_data.query, str):
+    def _cache_key(self, method: str, query: Any, variables: Any, name: Any) -> tuple | None:
+        if self.responses.size <= 0 or not isinstance(query, str):
             return None
         try:
-            variables = orjson.dumps(request_data.variables, option=orjson.OPT_SORT_KEYS)
+            variables = orjson.dumps(variables, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits: just run it
             return None
-        return (method, request_data.query, variables, request_data.operation_name)
+        return (method, query, variables, name)
 
-    async def _execute(self, request_adapter, context, root_value, request_data) -> ExecutionResult:
-        allowed = OperationType.from_http(request_adapter.method)
-        run = functools.partial(
-            self.schema.execute_sync,
-            request_data.query,
-            variable_values=request_data.variables,
-            context_value=context,
-            root_value=root_value,
-            operation_name=request_data.operation_name,
-            allowed_operation_types=allowed,
-            operation_extensions=request_data.extensions,
-        )
-        inline = runs_inline(
-            request_data.query, request_data.operation_name, request_data.variables, self.limits
-        )
+    def _cached(self, context: dict, key: tuple | None) -> ExecutionResult | None:
+        if key is None:
+            return None
+        found = self.responses.get(context["graph"], key)
+        if found is not None:
+            self.metrics.cached.labels("hit").inc()
+        return found
+
+    def _keep(self, context: dict, key: tuple | None, result: ExecutionResult) -> None:
+        # Counted here, once answered: an answer the direct path gives up on is not one.
+        if key is not None:
+            self.metrics.cached.labels("miss").inc()
+            self.responses.put(context["graph"], key, result)
+
+    async def _run(self, work: Callable[[], Any], inline: bool) -> Any:
+        """``work()`` on the event loop when ``inline``, else in a thread under the time
+        limit; past it, a result with the timeout error."""
         try:
             if inline:
                 # Small and seen before: a thread hand-off would cost more than the work.
-                return run()
+                return work()
             with anyio.fail_after(self.timeout):
                 # Abandoned at the deadline; the cost limit bounds what it still does.
-                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except TimeoutError:
             message = f"the query ran longer than {self.timeout:g} seconds"
             return ExecutionResult(
                 data=None, errors=[LimitExceeded("timeout", self.timeout, message)]
             )
+
+    async def _execute(self, request_adapter, context, root_value, request_data) -> ExecutionResult:
+        query, name, variables = (
+            request_data.query, request_data.operation_name, request_data.variables
+        )  # fmt: skip
+        known = checked(query, name, variables, self.limits, self.schema._schema)
+        plan = None if known is None else compiled.plan(self.schema, query, name)
+
+        def run() -> ExecutionResult:
+            data = None if plan is None else plan.answer(variables, context, root_value)
+            if data is not None:
+                self.metrics.executed.labels("direct").inc()
+                return ExecutionResult(data=data, errors=None)
+            self.metrics.executed.labels("standard").inc()
+            return self.schema.execute_sync(
+                query,
+                variable_values=variables,
+                context_value=context,
+                root_value=root_value,
+                operation_name=name,
+                allowed_operation_types=OperationType.from_http(request_adapter.method),
+                operation_extensions=request_data.extensions,
+            )
+
+        try:
+            return await self._run(run, known is not None and known.inline)
         except CannotGetOperationTypeError as e:
             raise HTTPException(400, e.as_http_error_reason()) from e
         except InvalidOperationTypeError as e:
@@ -160,3 +234,40 @@ class GraphQLView(GraphQL):
 
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
+
+
+#: The members of a plain operation: no extensions, no batch.
+_PLAIN = frozenset({"query", "variables", "operationName"})
+
+
+def _json_body(scope: dict) -> bool:
+    for key, value in scope["headers"]:
+        if key == b"content-type":
+            return value.lower().startswith(b"application/json")
+    return False
+
+
+async def _body(receive: Callable) -> bytes | None:
+    """The whole request body; None when the client left first."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Callable) -> Callable:
+    """A ``receive`` that gives ``body`` again, then what ``receive`` gives."""
+    given = False
+
+    async def replay() -> dict:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay

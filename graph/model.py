@@ -99,8 +99,8 @@ class CacheGraph:
         self.deps = deps
         self.g: nx.DiGraph = _graph_of(ordered, index, deps)
         self.memo: dict[Any, Any] = {}
-        self._counts: OrderedDict[Any, int] = OrderedDict()
-        self._counts_lock = threading.Lock()
+        self._kept: OrderedDict[Any, Any] = OrderedDict()
+        self._kept_lock = threading.Lock()
 
     @classmethod
     def of(
@@ -132,17 +132,21 @@ class CacheGraph:
             value = self.memo[key] = compute()
             return value
 
-    def counted(self, key: Any, compute: Callable[[], int]) -> int:
-        """``compute()`` kept for the most recent COUNTS_KEPT keys (any filter is a key)."""
-        with self._counts_lock:
-            if key in self._counts:
-                self._counts.move_to_end(key)
-                return self._counts[key]
+    def kept(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` kept for the most recent KEPT keys.
+
+        For answers keyed by what a client sends (a filter, a name), which
+        ``memoized`` would keep forever however many a client invents.
+        """
+        with self._kept_lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
         value = compute()
-        with self._counts_lock:
-            self._counts[key] = value
-            if len(self._counts) > COUNTS_KEPT:
-                self._counts.popitem(last=False)
+        with self._kept_lock:
+            self._kept[key] = value
+            if len(self._kept) > KEPT:
+                self._kept.popitem(last=False)
         return value
 
     def __repr__(self) -> str:
@@ -151,7 +155,7 @@ class CacheGraph:
 
 _NO_RANKS = array("i")
 #: counts of filtered selections kept on a graph; a count is a few dozen bytes
-COUNTS_KEPT = 50_000
+KEPT = 50_000
 
 
 def _build_index(specs: list[SpecRecord]) -> dict[IndexKey, array]:

@@ -12,12 +12,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from operator import attrgetter, itemgetter
+from typing import TypeVar
 
 import networkx as nx
 
 from .errors import AmbiguousHash, BadArgument, HashTooShort
 from .model import CacheGraph, SpecRecord
 from .names import NO_COMPILER, normalize_compiler, version_key
+
+T = TypeVar("T")
 
 MIN_PREFIX = 7
 #: The attributes a spec has one value of: index kind -> SpecRecord attribute.
@@ -122,7 +125,7 @@ class SpecSelection:
             elif self.query is None:
                 self._count = self._walked()
             else:
-                self._count = self.cg.counted(self.query, self._walked)
+                self._count = self.cg.kept(self.query, self._walked)
         return self._count
 
     def _walked(self) -> int:
@@ -194,6 +197,17 @@ def _test(keys: list, q: SpecQuery) -> Callable[[SpecRecord], bool] | None:
 # -- names, counts and packages ------------------------------------------------------
 
 
+def _whole(cg: CacheGraph, key: tuple, tag: str | None, compute: Callable[[], T]) -> T:
+    """A whole-data answer, memoized for the loaded tags and None (all tags).
+
+    Another tag is empty and cheap to answer; memoizing it would keep every
+    name a client invents.
+    """
+    if tag is None or tag in cg.memoized("loaded tags", lambda: set(tag_names(cg))):
+        return cg.memoized(key, compute)
+    return compute()
+
+
 def _scope_counts(cg: CacheGraph, tag: str) -> dict[str, Counter]:
     """Spec counts per value of each attribute, and per stack, within one tag."""
 
@@ -207,7 +221,7 @@ def _scope_counts(cg: CacheGraph, tag: str) -> dict[str, Counter]:
                 counts["stack"][stack] += n
         return counts
 
-    return cg.memoized(("scope", tag), compute)
+    return _whole(cg, ("scope", tag), tag, compute)
 
 
 def _specs_in(cg: CacheGraph, tag: str | None) -> Sequence[SpecRecord]:
@@ -247,7 +261,7 @@ def names_in_scope(cg: CacheGraph, kind: str, tag: str | None = None) -> list[st
             names.discard(NO_COMPILER)
         return sorted(names)
 
-    return cg.memoized(("names", kind, tag), compute)
+    return _whole(cg, ("names", kind, tag), tag, compute)
 
 
 def tag_names(cg: CacheGraph) -> list[str]:
@@ -291,7 +305,7 @@ def packages_with(cg: CacheGraph, kind: str, name: str, tag: str | None = None) 
         # Specs come in package order, so distinct names come out sorted.
         return list(dict.fromkeys(s.package for s in select_specs(cg, query).after(None)))
 
-    return cg.memoized(("packages", kind, name, tag), compute)
+    return cg.kept(("packages", kind, name, tag), compute)
 
 
 @dataclass(frozen=True)
@@ -348,7 +362,7 @@ def package_facts(cg: CacheGraph, name: str, tag: str | None = None) -> PackageF
             stack_counts=sorted(stacks.items()),
         )
 
-    return cg.memoized(("package", name, tag), compute)
+    return cg.kept(("package", name, tag), compute)
 
 
 def tags_of(cg: CacheGraph, kind: str, name: str) -> list[str]:
@@ -360,7 +374,7 @@ def tags_of(cg: CacheGraph, kind: str, name: str) -> list[str]:
         specs = select_specs(cg, SpecQuery().narrowed(**{kind: name})).after(None)
         return sorted({t for s in specs for t in s.stacks})
 
-    return cg.memoized(("tags", kind, name), compute)
+    return cg.kept(("tags", kind, name), compute)
 
 
 # -- stack overlaps ------------------------------------------------------------------
@@ -382,14 +396,19 @@ def _pair_counts(cg: CacheGraph, tag: str | None) -> Counter:
                 pairs[pair] += n
         return pairs
 
-    return cg.memoized(("pairs", tag), compute)
+    return _whole(cg, ("pairs", tag), tag, compute)
 
 
 def stack_overlaps(
     cg: CacheGraph, stacks: Sequence[str] | None = None, tag: str | None = None
 ) -> list[Overlap]:
     """Every pair among ``stacks`` (all when None) sharing a spec, largest first."""
-    wanted = None if stacks is None else set(stacks)
+    if stacks is None:
+        return _whole(cg, ("overlaps", tag), tag, lambda: _overlaps(cg, None, tag))
+    return _overlaps(cg, None if stacks is None else set(stacks), tag)
+
+
+def _overlaps(cg: CacheGraph, wanted: set[str] | None, tag: str | None) -> list[Overlap]:
     found = []
     for (a, b), shared in _pair_counts(cg, tag).items():
         if wanted is None or (a in wanted and b in wanted):
@@ -490,7 +509,7 @@ def precompute(cg: CacheGraph) -> None:
     two at 1M specs) from the first unlucky request to the load.
     """
     for tag in (None, *tag_names(cg)):
-        _pair_counts(cg, tag)
+        stack_overlaps(cg, None, tag)
         if tag is not None:
             _scope_counts(cg, tag)
         for kind in (*ATTRIBUTES, "stack"):

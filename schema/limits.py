@@ -298,18 +298,41 @@ def prepare(query: str, limits: Limits) -> Prepared:
     return Prepared(document, tuple(sorted(firsts)), bool(names & WALKING_FIELDS))
 
 
-def runs_inline(
-    query: Any, operation_name: str | None, variables: dict[str, Any] | None, limits: Limits
-) -> bool:
-    """Whether this operation was seen before, cheap, and not walking the data."""
+@dataclass(frozen=True)
+class Checked:
+    """An operation measured and validated before, without errors."""
+
+    cost: int
+    walks: bool
+
+    @property
+    def inline(self) -> bool:
+        """Whether it is cheap enough to run on the event loop."""
+        return self.cost <= INLINE_COST and not self.walks
+
+
+def checked(
+    query: Any,
+    operation_name: str | None,
+    variables: dict[str, Any] | None,
+    limits: Limits,
+    schema: GraphQLSchema,
+) -> Checked | None:
+    """The operation if it was measured and validated against ``schema`` before; else None."""
     if not isinstance(query, str):
-        return False
+        return None
     try:
         prepared = prepare(query, limits)
     except GraphQLError:
-        return False
+        return None
     cost = prepared.costs.get(prepared.cost_key(operation_name, variables))
-    return cost is not None and cost <= INLINE_COST and not prepared.walks
+    valid = any(
+        not errors for (schema_id, _), errors in prepared.validations.items()
+        if schema_id == id(schema)
+    )  # fmt: skip
+    if cost is None or not valid:
+        return None
+    return Checked(cost, prepared.walks)
 
 
 class QueryLimits(SchemaExtension):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph import CacheGraph, load
-from schema import schema
+from schema import compiled, schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"
@@ -38,8 +38,17 @@ def data_graph(shared_data: Path) -> CacheGraph:
 
 
 def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dict:
-    """The JSON a client gets: data, and errors as messages."""
-    result = schema.execute_sync(query, variable_values=variables, context_value={"graph": graph})
+    """The JSON a client gets: data, and errors as messages.
+
+    Every query also goes through the direct path (``schema.compiled``) when it
+    has a Plan, which must give the same data, or no answer when there are errors.
+    """
+    context = {"graph": graph}
+    result = schema.execute_sync(query, variable_values=variables, context_value=context)
+    if not result.errors or any(e.path for e in result.errors):  # valid: executed
+        plan = compiled.plan(schema, query, None)
+        if plan is not None:
+            assert plan.answer(variables, context) == (None if result.errors else result.data)
     body: dict = {"data": result.data}
     if result.errors:
         body["errors"] = [e.message for e in result.errors]

@@ -1,0 +1,101 @@
+"""The direct path: what gets a Plan, and that a fault gives no answer.
+
+Every query the schema tests run also goes through the direct path (see
+``execute`` in tests/conftest.py), which must answer what the standard path does.
+"""
+
+from __future__ import annotations
+
+import pytest
+import strawberry
+
+from graph import CacheGraph
+from schema import compiled, schema
+from tests.conftest import execute
+
+HASH = "drrds2oxjpmqdoamsywhkl7us3fa3kor"  # py-ml-dtypes 0.4.0 in the seeds
+
+
+def answer(graph: CacheGraph, query: str, variables: dict | None = None) -> dict | None:
+    plan = compiled.plan(schema, query, None)
+    assert plan is not None
+    return plan.answer(variables, {"graph": graph})
+
+
+def test_fragments_aliases_and_typename_are_answered_as_the_standard_path_does(seeds_graph):
+    query = """query($h: String!) {
+      first: spec(hash: $h) { ...Build __typename hash }
+      again: spec(hash: $h) { ... on Spec { shortHash } ... { version } package { name } }
+    }
+    fragment Build on Spec { hash compiler { name } target { name } }"""
+    expected = {
+        "first": {
+            "hash": HASH,
+            "compiler": {"name": "gcc@13.2.0"},
+            "target": {"name": "x86_64_v3"},
+            "__typename": "Spec",
+        },
+        "again": {"shortHash": HASH[:7], "version": "0.4.0", "package": {"name": "py-ml-dtypes"}},
+    }
+    assert execute(seeds_graph, query, {"h": HASH}) == {"data": expected}
+    direct = answer(seeds_graph, query, {"h": HASH})
+    assert direct == expected
+    # Fields in the order of their first selection, as graphql-core orders them.
+    assert list(direct["first"]) == ["hash", "compiler", "target", "__typename"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ __schema { queryType { name } } }",
+        'query($x: Boolean!) { stack(name: "root") { name @include(if: $x) } }',
+        '{ node(id: "U3BlYzp4") { id } }',
+        '{ stack(name: "root") { ... on Node { id } } }',
+        'mutation { stack(name: "root") { name } }',
+    ],
+    ids=["introspection", "directive", "abstract type", "fragment on an interface", "mutation"],
+)
+def test_what_only_the_standard_path_answers_gets_no_plan(query):
+    assert compiled.plan(schema, query, None) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        ("query($h: String!) { spec(hash: $h) { hash } }", {"h": 5}),
+        ("query($h: String!) { spec(hash: $h) { hash } }", {"h": "ab"}),
+        ("{ specs(first: 5000) { nodes { hash } } }", None),
+    ],
+    ids=["a variable of the wrong type", "a resolver raising", "an argument refused"],
+)
+def test_a_fault_gives_no_answer_and_the_standard_path_reports_it(seeds_graph, query, variables):
+    assert answer(seeds_graph, query, variables) is None
+    assert execute(seeds_graph, query, variables)["errors"]
+
+
+@strawberry.type
+class Broken:
+    @strawberry.field
+    def name(self) -> str:
+        return None  # type: ignore[return-value]
+
+    @strawberry.field
+    def names(self) -> list[str]:
+        return ["a", None]  # type: ignore[list-item]
+
+    @strawberry.field
+    def maybe(self) -> str | None:
+        return None
+
+
+TINY = strawberry.Schema(query=Broken)
+
+
+@pytest.mark.parametrize("query", ["{ name }", "{ names }"])
+def test_a_null_where_the_schema_forbids_one_gives_no_answer(query):
+    assert TINY.execute_sync(query).errors
+    assert compiled.plan(TINY, query, None).answer(None, None) is None
+
+
+def test_a_null_where_the_schema_allows_one_is_answered():
+    assert compiled.plan(TINY, "{ maybe }", None).answer(None, None) == {"maybe": None}
