@@ -382,8 +382,10 @@ def tags_of(cg: CacheGraph, kind: str, name: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Overlap:
-    stacks: tuple[str, str]  # ordered by name
-    shared: int
+    """Two stacks sharing specs; served as the GraphQL StackOverlap itself."""
+
+    pair: tuple[str, str]  # ordered by name
+    shared_spec_count: int
     jaccard: float
 
 
@@ -414,13 +416,13 @@ def _overlaps(cg: CacheGraph, wanted: set[str] | None, tag: str | None) -> list[
         if wanted is None or (a in wanted and b in wanted):
             union = spec_count(cg, "stack", a, tag) + spec_count(cg, "stack", b, tag) - shared
             found.append(Overlap((a, b), shared, shared / union))
-    found.sort(key=lambda o: (-o.shared, o.stacks))
+    found.sort(key=lambda o: (-o.shared_spec_count, o.pair))
     return found
 
 
 def overlaps_of(cg: CacheGraph, stack: str, tag: str | None = None) -> list[Overlap]:
     """Every other stack sharing a spec with ``stack``, largest first."""
-    return [o for o in stack_overlaps(cg, None, tag) if stack in o.stacks]
+    return [o for o in stack_overlaps(cg, None, tag) if stack in o.pair]
 
 
 # -- dependencies --------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
@@ -22,6 +23,12 @@ TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
 @strawberry.type
 class Stack(PackageGroup, Node):
     kind: ClassVar[str] = "stack"
+
+    @classmethod
+    @functools.lru_cache(maxsize=1024)
+    def named(cls, name: str) -> Stack:
+        """The Stack of this name, made once: stack names are few and objects immutable."""
+        return cls(name=name)
 
     def narrow(self, query: queries.SpecQuery) -> queries.SpecQuery:
         return query.with_stack(self.name)
@@ -44,7 +51,7 @@ class Stack(PackageGroup, Node):
         description="Every other stack that shares at least one spec with this one, largest first."
     )
     def overlaps(self, info: Info, tag: str | None = None) -> list[StackOverlap]:
-        return [StackOverlap.of(o) for o in queries.overlaps_of(graph(info), self.name, tag)]
+        return queries.overlaps_of(graph(info), self.name, tag)
 
 
 @strawberry.type
@@ -53,21 +60,22 @@ class StackCount:
     spec_count: int
 
 
+# A StackOverlap's objects are the graph's Overlap records themselves, worked out at
+# load: an answer of every overlap allocates nothing but its JSON.
 @strawberry.type
 class StackOverlap:
-    stacks: list[Stack] = strawberry.field(description="The two stacks, ordered by name.")
     shared_spec_count: int
     jaccard: float = strawberry.field(
         description="shared / union of the two stacks' specs, between 0 and 1."
     )
 
     @classmethod
-    def of(cls, overlap: queries.Overlap) -> StackOverlap:
-        return cls(
-            stacks=[Stack(name=s) for s in overlap.stacks],
-            shared_spec_count=overlap.shared,
-            jaccard=overlap.jaccard,
-        )
+    def is_type_of(cls, obj: object, info: object) -> bool:
+        return isinstance(obj, queries.Overlap | cls)
+
+    @strawberry.field(description="The two stacks, ordered by name.")
+    def stacks(self: queries.Overlap) -> list[Stack]:
+        return [Stack.named(name) for name in self.pair]
 
 
 def find_stack(info: Info, name: str) -> Stack | None:
@@ -91,4 +99,4 @@ class StackQueries:
     def stack_overlaps(
         self, info: Info, stacks: list[str] | None = None, tag: str | None = None
     ) -> list[StackOverlap]:
-        return [StackOverlap.of(o) for o in queries.stack_overlaps(graph(info), stacks, tag)]
+        return queries.stack_overlaps(graph(info), stacks, tag)
