@@ -8,6 +8,7 @@ is known to be small (``Checked.inline``): then the hand-off would cost more tha
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -95,6 +96,7 @@ class GraphQLView(GraphQL):
         if result is None:
             data = await self._run(lambda: plan.answer(variables, context), known.inline)
             if data is None:
+                _gave_up.set(True)
                 return False
             if isinstance(data, ExecutionResult):  # the time limit
                 result = data
@@ -194,7 +196,7 @@ class GraphQLView(GraphQL):
             request_data.query, request_data.operation_name, request_data.variables
         )  # fmt: skip
         known = checked(query, name, variables, self.limits, self.schema._schema)
-        plan = None if known is None else compiled.plan(self.schema, query, name)
+        plan = None if known is None or _gave_up.get() else compiled.plan(self.schema, query, name)
 
         def run() -> ExecutionResult:
             data = None if plan is None else plan.answer(variables, context, root_value)
@@ -235,6 +237,10 @@ class GraphQLView(GraphQL):
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
 
+
+#: Set when the direct path gave up on this request's operation (each request is a task
+#: of its own): the standard path need not try the plan again.
+_gave_up: ContextVar[bool] = ContextVar("gave_up", default=False)
 
 #: The members of a plain operation: no extensions, no batch.
 _PLAIN = frozenset({"query", "variables", "operationName"})
