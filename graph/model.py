@@ -154,7 +154,7 @@ class CacheGraph:
 
 
 _NO_RANKS = array("i")
-#: counts of filtered selections kept on a graph; a count is a few dozen bytes
+#: answers keyed by what clients send (filtered counts, a package's facts) kept on a graph
 KEPT = 50_000
 
 

@@ -407,7 +407,7 @@ def stack_overlaps(
     """Every pair among ``stacks`` (all when None) sharing a spec, largest first."""
     if stacks is None:
         return _whole(cg, ("overlaps", tag), tag, lambda: _overlaps(cg, None, tag))
-    return _overlaps(cg, None if stacks is None else set(stacks), tag)
+    return _overlaps(cg, set(stacks), tag)
 
 
 def _overlaps(cg: CacheGraph, wanted: set[str] | None, tag: str | None) -> list[Overlap]:
