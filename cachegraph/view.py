@@ -24,7 +24,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from schema import compiled
-from schema.limits import LimitExceeded, Limits, checked
+from schema.limits import Checked, LimitExceeded, Limits, checked
 
 from .graphiql import graphiql_page
 from .observe import Metrics, error_body, request_id
@@ -86,23 +86,17 @@ class GraphQLView(GraphQL):
             and isinstance(name, str | None)
         ):  # fmt: skip
             return False
-        known = checked(query, name, variables, self.limits, self.schema._schema)
-        plan = None if known is None else compiled.plan(self.schema, query, name)
+        known, plan = self._planned(query, name, variables)
         if plan is None:
             return False
         context = {"graph": self.state.graph, "request_id": request_id.get()}
         key = self._cache_key("POST", query, variables, name)
         result = self._cached(context, key)
         if result is None:
-            data = await self._run(lambda: plan.answer(variables, context), known.inline)
-            if data is None:
+            result = await self._run(lambda: self._directly(plan, variables, context), known.inline)
+            if result is None:
                 _gave_up.set(True)
                 return False
-            if isinstance(data, ExecutionResult):  # the time limit
-                result = data
-            else:
-                self.metrics.executed.labels("direct").inc()
-                result = ExecutionResult(data, None)
             self._keep(context, key, result)
         payload = orjson.dumps(await self.process_result(None, result))
         length = str(len(payload)).encode()
@@ -175,6 +169,22 @@ class GraphQLView(GraphQL):
             self.metrics.cached.labels("miss").inc()
             self.responses.put(context["graph"], key, result)
 
+    def _planned(
+        self, query: Any, name: str | None, variables: dict | None
+    ) -> tuple[Checked | None, compiled.Plan | None]:
+        """The operation's check, and its Plan when it was checked before and has one."""
+        known = checked(query, name, variables, self.limits, self.schema._schema)
+        return known, None if known is None else compiled.plan(self.schema, query, name)
+
+    def _directly(
+        self, plan: compiled.Plan, variables: dict | None, context: dict, root: Any = None
+    ) -> ExecutionResult | None:
+        data = plan.answer(variables, context, root)
+        if data is None:
+            return None
+        self.metrics.executed.labels("direct").inc()
+        return ExecutionResult(data=data, errors=None)
+
     async def _run(self, work: Callable[[], Any], inline: bool) -> Any:
         """``work()`` on the event loop when ``inline``, else in a thread under the time
         limit; past it, a result with the timeout error."""
@@ -195,14 +205,13 @@ class GraphQLView(GraphQL):
         query, name, variables = (
             request_data.query, request_data.operation_name, request_data.variables
         )  # fmt: skip
-        known = checked(query, name, variables, self.limits, self.schema._schema)
-        plan = None if known is None or _gave_up.get() else compiled.plan(self.schema, query, name)
+        known, plan = self._planned(query, name, variables)
+        if _gave_up.get():
+            plan = None
 
         def run() -> ExecutionResult:
-            data = None if plan is None else plan.answer(variables, context, root_value)
-            if data is not None:
-                self.metrics.executed.labels("direct").inc()
-                return ExecutionResult(data=data, errors=None)
+            if plan is not None and (found := self._directly(plan, variables, context, root_value)):
+                return found
             self.metrics.executed.labels("standard").inc()
             return self.schema.execute_sync(
                 query,
