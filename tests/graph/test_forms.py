@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
 from graph import IndexSource, Problem, load
 from graph.queries import dependencies
-from tests.conftest import SHARED_DATA
 from tests.pages import fake_hash, page_text, record, write_page
 
 
@@ -140,9 +140,8 @@ def test_a_spec_file_of_another_package_is_an_error(shared_data, tmp_path):
     )
 
 
-def real_nodes() -> list[dict]:
-    nodes = json.loads((SHARED_DATA / "adiak" / "spec-0.json").read_text())["spec"]["nodes"]
-    return nodes
+def real_nodes(shared_data: Path) -> list[dict]:
+    return json.loads((shared_data / "adiak" / "spec-0.json").read_text())["spec"]["nodes"]
 
 
 def index_of(nodes: list[dict], version: str = "8") -> dict:
@@ -163,7 +162,7 @@ def index_of(nodes: list[dict], version: str = "8") -> dict:
 
 
 def test_indices_give_stack_membership_per_tag(shared_data, tmp_path):
-    nodes = real_nodes()  # adiak and its 6 dependencies, all as Spack recorded them
+    nodes = real_nodes(shared_data)  # adiak and its 6 dependencies, all as Spack recorded them
     (tmp_path / "e4s.json").write_text(json.dumps(index_of(nodes)))
     (tmp_path / "mpi.json").write_text(json.dumps(index_of(nodes[1:3], "7")))
     graph, report = load(
@@ -183,8 +182,8 @@ def test_indices_give_stack_membership_per_tag(shared_data, tmp_path):
     assert adiak.variants == ("build_type=RelWithDebInfo", "+mpi", "+shared")
 
 
-def test_an_index_found_among_the_data_loads_its_specs_with_a_warning(tmp_path):
-    (tmp_path / "index.json").write_text(json.dumps(index_of(real_nodes())))
+def test_an_index_found_among_the_data_loads_its_specs_with_a_warning(shared_data, tmp_path):
+    (tmp_path / "index.json").write_text(json.dumps(index_of(real_nodes(shared_data))))
     graph, report = load([tmp_path])
     assert len(graph.ordered) == 7
     assert report.problems == [
