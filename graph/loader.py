@@ -17,14 +17,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from itertools import chain, compress
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
+from . import files
 from .errors import BadRecord
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .model import CacheGraph, GraphBuilder
 from .names import normalize_compiler
-from .records import node_dependencies, node_record, page_record
+from .records import node_dependencies, node_record, page_record, well_formed_rows
 
 #: Spack build-cache index database versions this loader understands.
 INDEX_VERSIONS = {"5", "6", "7", "8"}
@@ -108,18 +111,32 @@ def load(
     paths: Iterable[str | os.PathLike] = (),
     indices: Iterable[IndexSource] = (),
     progress: Progress | None = None,
+    processes: int | None = None,
 ) -> tuple[CacheGraph, LoadReport]:
-    """Load every source under ``paths`` and each index; return the graph and the report."""
+    """Load every source under ``paths`` and each index; return the graph and the report.
+
+    ``processes``: 1 reads in this process only; 2 reads a tree of pages in two
+    processes whenever its sources allow; None (the default) does so for a
+    large tree on a machine with two cores or more. The answer is the same.
+    """
+    from .parallel import load_in_two  # it builds on this module's _Loader
+
     started = time.perf_counter()
     loader = _Loader()
+    indices = list(indices)
     with collector_paused():
-        for files, path in enumerate(source_files(paths, loader.report), 1):
-            loader.read_file(path)
-            if progress is not None and files % 200 == 0:
-                progress(files, loader.builder.spec_count)
-        for source in indices:
-            loader.read_index(source.path, source)
-        graph = loader.finish()
+        sources = source_files(paths, loader.report)
+        graph = None
+        if not indices and not loader.report.problems and processes != 1:
+            graph = load_in_two(sources, loader.report, force=processes == 2)
+        if graph is None:
+            for count, path in enumerate(sources, 1):
+                loader.read_file(path)
+                if progress is not None and count % 200 == 0:
+                    progress(count, loader.builder.spec_count)
+            for source in indices:
+                loader.read_index(source.path, source)
+            graph = loader.finish()
     loader.report.seconds = round(time.perf_counter() - started, 3)
     return graph, loader.report
 
@@ -140,20 +157,12 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> Iterator[Path]:
+def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list[Path]:
     """Every file under ``paths``, in the order a load reads them; a missing path is reported."""
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            yield path
-        elif path.is_dir():
-            for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    if not name.startswith("."):
-                        yield Path(root, name)
-        else:
-            report.problems.append(Problem(str(path), "no such file or folder"))
+    missing: list[str] = []
+    found = list(files.source_files(paths, missing))
+    report.problems += [Problem(path, "no such file or folder") for path in missing]
+    return found
 
 
 class _Loader:
@@ -210,23 +219,58 @@ class _Loader:
         tag = str(categories[1])
         self.report.pages += 1
         self.tags.add(tag)
-        kept = []
         source = str(path)
-        for number, row in enumerate(rows, 1):
-            try:
-                record, stacks = page_record(row, package, source)
-                warnings = self.builder.add_listing(record, tag, stacks)
-            except BadRecord as exc:
-                hash = row.get("hash") if isinstance(row, dict) else None
-                named = f" ({hash})" if isinstance(hash, str) and hash else ""
-                self.problem(path, f"record {number}{named}: {exc.message}", line)
-                continue
-            self.report.records += 1
-            kept.append((record, stacks))
-            for message in warnings:
-                self.problem(path, f"record {number}: {message}", line, warning=True)
+        listed = well_formed_rows(rows, package, source, self.builder.shared_tuple)
+        if listed is None:
+            kept = []
+            for number, row in enumerate(rows, 1):
+                try:
+                    record, stacks = page_record(row, package, source)
+                except BadRecord as exc:
+                    self.row_problem(path, number, row, exc, line)
+                    continue
+                if self.add_listing(path, number, row, (record, stacks), tag, line):
+                    kept.append((record, stacks))
+        else:
+            records, stacks = listed
+            hashes = list(map(attrgetter("hash"), records))
+            known = self.builder.records
+            first = [h not in known for h in hashes]
+            if len(set(hashes)) < len(hashes):
+                first = [False] * len(hashes)  # a hash twice in one page: row by row decides
+            self.builder.add_first_listings(
+                list(compress(records, first)), list(compress(stacks, first)), tag
+            )
+            self.report.records += sum(first)
+            kept = [
+                listing
+                for number, (row, listing, new) in enumerate(
+                    zip(rows, zip(*listed, strict=True), first, strict=True), 1
+                )
+                if new or self.add_listing(path, number, row, listing, tag, line)
+            ]
         if len(kept) == len(rows):  # else meta is compared with a page we did not fully read
             self.check_meta(path, fields.get("meta"), kept, key_lines.get("meta"))
+
+    def add_listing(
+        self, path: Path, number: int, row: Any, listing: tuple, tag: str, line: int | None
+    ) -> bool:
+        """Add one row's record to the graph, reporting what is wrong; False if it is not kept."""
+        record, stacks = listing
+        try:
+            warnings = self.builder.add_listing(record, tag, stacks)
+        except BadRecord as exc:
+            self.row_problem(path, number, row, exc, line)
+            return False
+        self.report.records += 1
+        for message in warnings:
+            self.problem(path, f"record {number}: {message}", line, warning=True)
+        return True
+
+    def row_problem(self, path: Path, number: int, row: Any, exc: BadRecord, line: int | None):
+        hash = row.get("hash") if isinstance(row, dict) else None
+        named = f" ({hash})" if isinstance(hash, str) and hash else ""
+        self.problem(path, f"record {number}{named}: {exc.message}", line)
 
     def check_meta(self, path: Path, meta: Any, kept: list, line: int | None) -> None:
         """Warn where a page's ``meta`` summary disagrees with its records."""
@@ -235,15 +279,17 @@ class _Loader:
         if not isinstance(meta, dict):
             self.problem(path, "'meta' is not a mapping; ignored", line, warning=True)
             return
+        records = list(map(itemgetter(0), kept))
+        stacks = list(chain.from_iterable(map(itemgetter(1), kept)))
         derived = {
             "num_specs": len(kept),
-            "num_specs_by_stack": dict(Counter(s for _, stacks in kept for s in stacks)),
-            "versions": {r.version for r, _ in kept},
-            "compilers": {r.compiler or "none" for r, _ in kept},
-            "oss": {r.os for r, _ in kept},
-            "platforms": {r.platform for r, _ in kept},
-            "targets": {r.target for r, _ in kept},
-            "stacks": {s for _, stacks in kept for s in stacks},
+            "num_specs_by_stack": dict(Counter(stacks)),
+            "versions": set(map(attrgetter("version"), records)),
+            "compilers": {c or "none" for c in set(map(attrgetter("compiler"), records))},
+            "oss": set(map(attrgetter("os"), records)),
+            "platforms": set(map(attrgetter("platform"), records)),
+            "targets": set(map(attrgetter("target"), records)),
+            "stacks": set(stacks),
         }
         for key, actual in derived.items():
             if key not in meta:
@@ -366,6 +412,14 @@ class _Loader:
     # -- the end -----------------------------------------------------------------
 
     def finish(self) -> CacheGraph:
+        self.resolve()
+        graph = self.builder.build()
+        self.report.specs = len(graph.ordered)
+        self.report.tags = sorted(self.tags)
+        return graph
+
+    def resolve(self) -> None:
+        """Add the dependency edges and check old-form pages, once every file is read."""
         for path, parent, child, types in self.edges:
             if self.builder.spec(child) is None:
                 self.problem(
@@ -387,10 +441,6 @@ class _Loader:
                     )
                 elif (found := self.builder.spec(root).package) != package:
                     self.problem(path, f"{filename} describes package {found!r}, not {package!r}")
-        graph = self.builder.build()
-        self.report.specs = len(graph.ordered)
-        self.report.tags = sorted(self.tags)
-        return graph
 
 
 def _brief(value: Any) -> str:

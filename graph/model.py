@@ -2,9 +2,11 @@
 
 Nodes are ``(kind, name)`` tuples -- ``("spec", hash)``, ``("package", name)``,
 ``("stack", name)``, ``("compiler", name)``, ``("target", name)``, ``("tag", name)``.
-A spec node carries its ``record`` (a compact SpecRecord with interned
-strings): its package, compiler, target, tags and stacks are attributes there,
-and the rank indices below answer "which specs have this attribute" in order.
+A spec's record (a compact SpecRecord with interned strings) is found by its
+hash (``CacheGraph.spec``): its package, compiler, target, tags and stacks are
+attributes there, and the rank indices below answer "which specs have this
+attribute" in order. Nodes carry no attributes of their own: a million
+attribute dicts would cost a restart a second and 180 MB.
 Edges are what only a graph can say: spec -> spec ``depends_on`` with
 ``deptypes`` (build, link, run, test).
 
@@ -107,8 +109,7 @@ class CacheGraph:
         cls, records: Iterable[SpecRecord], deps: dict[tuple[str, str], frozenset[str]]
     ) -> CacheGraph:
         """The graph of these records and dependencies, (parent, child) -> deptypes."""
-        specs = sorted(records, key=sort_key)
-        return cls(specs, _build_index(specs), deps)
+        return cls(*ordered_index(records), deps)
 
     def spec(self, hash: str) -> SpecRecord | None:
         rank = self.rank.get(hash)
@@ -151,6 +152,12 @@ class CacheGraph:
 
     def __repr__(self) -> str:
         return f"<CacheGraph {len(self.ordered)} specs, {len(self.names('tag'))} tags>"
+
+
+def ordered_index(records: Iterable[SpecRecord]) -> tuple[list[SpecRecord], dict[IndexKey, array]]:
+    """The records in contract order, and the rank index over them."""
+    specs = sorted(records, key=sort_key)
+    return specs, _build_index(specs)
 
 
 _NO_RANKS = array("i")
@@ -253,6 +260,29 @@ class GraphBuilder:
         record.all_stacks = self._union(record.all_stacks, merged)
         return problems
 
+    def add_first_listings(
+        self, records: list[SpecRecord], stacks: list[tuple[str, ...]], tag: str
+    ) -> None:
+        """Add specs listed for the first time, by one page of ``tag``, with interned fields.
+
+        What ``add_listing`` does for a hash not known yet, for a page at a time.
+        """
+        layouts: dict[tuple[str, ...], tuple[Mapping[str, frozenset[str]], frozenset[str]]] = {}
+        for record, listed in zip(records, stacks, strict=True):
+            found = layouts.get(listed)
+            if found is None:
+                merged = self._union(EMPTY, listed)
+                found = layouts[listed] = (self._layout(NO_LAYOUT, tag, merged), merged)
+            record.stacks, record.all_stacks = found
+        self.records.update(zip(map(attrgetter("hash"), records), records, strict=True))
+
+    def shared_tuple(self, values: tuple[str, ...]) -> tuple[str, ...]:
+        """One tuple of interned strings for equal ones: variant lists repeat across specs."""
+        found = self._tuples.get(values)
+        if found is None:
+            found = self._tuples[values] = tuple(map(intern, values))
+        return found
+
     def add_node_spec(self, record: SpecRecord) -> SpecRecord:
         """Add a spec from a spec file or index node, unless a page or node gave it already."""
         known = self.records.get(record.hash)
@@ -273,16 +303,9 @@ class GraphBuilder:
         r.package, r.version, r.os = intern(r.package), intern(r.version), intern(r.os)
         r.platform, r.target = intern(r.platform), intern(r.target)
         r.compiler = intern(r.compiler) if r.compiler else None
-        r.versions = self._shared_tuple(r.versions)
-        r.variants = self._shared_tuple(r.variants)
+        r.versions = self.shared_tuple(r.versions)
+        r.variants = self.shared_tuple(r.variants)
         return r
-
-    def _shared_tuple(self, values: tuple[str, ...]) -> tuple[str, ...]:
-        # Variant lists repeat across a package's specs; one interned tuple each.
-        found = self._tuples.get(values)
-        if found is None:
-            found = self._tuples[values] = tuple(map(intern, values))
-        return found
 
     def _layout(
         self, layout: Mapping[str, frozenset[str]], tag: str, stacks: frozenset[str]
@@ -327,17 +350,23 @@ def _graph_of(
         for kind, value, tag in index
         if kind in _NODE_KINDS and tag is None and value != NO_COMPILER
     )
-    # What add_nodes_from does, without its per-node checks: 3x faster at 1M specs.
-    g._node = {node: {} for node in nodes}
-    for node, r in zip(nodes, specs, strict=False):  # specs come first
-        g._node[node]["record"] = r
-    g._adj = g._succ = {node: {} for node in nodes}
-    g._pred = {node: {} for node in nodes}
+    # What add_nodes_from and add_edges_from do, without their per-node checks.
+    # Nodes share one empty attribute dict, and most share one empty adjacency
+    # (they have no edges): the frozen graph changes neither. A node with edges
+    # gets its own adjacency.
+    none: dict = {}
+    g._node = dict.fromkeys(nodes, none)
+    succ = g._adj = g._succ = g._node.copy()
+    pred = g._pred = g._node.copy()
     shared: dict[frozenset[str], dict] = {}
-    succ, pred = g._succ, g._pred
     for (parent, child), types in deps.items():
         data = shared.setdefault(types, {"kind": "depends_on", "deptypes": types})
-        succ["spec", parent]["spec", child] = pred["spec", child]["spec", parent] = data
+        p, c = ("spec", parent), ("spec", child)
+        if succ[p] is none:
+            succ[p] = {}
+        if pred[c] is none:
+            pred[c] = {}
+        succ[p][c] = pred[c][p] = data
     return nx.freeze(g)
 
 

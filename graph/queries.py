@@ -432,8 +432,8 @@ def _related(cg: CacheGraph, edges, deptype: str | None) -> list[SpecRecord]:
     if deptype is not None and deptype not in DEPTYPES:
         raise BadArgument(f"unknown deptype {deptype!r}; use one of {', '.join(DEPTYPES)}")
     found = [
-        cg.g.nodes[node]["record"]
-        for node, data in edges
+        cg.ordered[cg.rank[hash]]
+        for (_, hash), data in edges
         if data.get("kind") == "depends_on" and (deptype is None or deptype in data["deptypes"])
     ]
     return sorted(found, key=lambda s: cg.rank[s.hash])
@@ -474,7 +474,7 @@ def dependency_path(cg: CacheGraph, source: str, target: str) -> list[SpecRecord
         path = nx.shortest_path(cg.g, ("spec", start.hash), ("spec", end.hash))
     except nx.NetworkXNoPath:
         return None
-    return [cg.g.nodes[node]["record"] for node in path]
+    return [cg.ordered[cg.rank[hash]] for _, hash in path]
 
 
 # -- at load -------------------------------------------------------------------------

@@ -6,10 +6,14 @@ Each function raises BadRecord saying what is wrong with the record.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from itertools import chain, repeat
+from operator import itemgetter
+from sys import intern
 from typing import Any
 
 from .errors import BadRecord
-from .model import SpecRecord
+from .model import EMPTY, NO_LAYOUT, SpecRecord
 from .names import normalize_compiler
 
 HASH = re.compile(r"[a-z0-9]{32}")
@@ -46,9 +50,6 @@ def check_hash(value: Any) -> str:
 
 def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[str, ...]]:
     """A spec_details row of a page, and the stacks it lists."""
-    record = _well_formed_row(row, package, source)
-    if record is not None:
-        return record
     if not isinstance(row, dict):
         raise BadRecord(f"a record must be a mapping, not {_shown(row)}")
     versions = _strings(row, "versions")
@@ -70,57 +71,64 @@ def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[
     return record, _strings(row, "stacks")
 
 
-def _well_formed_row(
-    row: Any, package: str, source: str
-) -> tuple[SpecRecord, tuple[str, ...]] | None:
-    """The record of a row exactly as the public site writes it, or None to check it slowly.
+_ROW = itemgetter("hash", "versions", "compiler", "os", "platform", "target", "variants", "stacks")
+_HASHES = re.compile(r"[a-z0-9]*")
 
-    Nearly every row of a large load takes this path, so its checks are the
-    cheapest that decide it; anything unusual goes through the checks above,
-    which say what is wrong.
+
+def well_formed_rows(
+    rows: list, package: str, source: str, shared: Callable[[tuple], tuple] = tuple
+) -> tuple[list[SpecRecord], list[tuple[str, ...]]] | None:
+    """The records of a page's rows exactly as the public site writes them, and their stacks.
+
+    None when any row is unusual: then ``page_record`` checks each row and says
+    what is wrong. Nearly every row of a large load comes this way, so the
+    checks run column by column in C (map, join, set) rather than row by row.
+    Strings come back interned, and tuples through ``shared``.
     """
     try:
-        hash, versions, compiler = row["hash"], row["versions"], row["compiler"]
-        os, platform, target = row["os"], row["platform"], row["target"]
-        variants, stacks = row["variants"], row["stacks"]
-        # join() takes only strings: one C call checks a whole list.
-        words = "".join(versions) + "".join(variants) + "".join(stacks)
-        scalars = compiler + os + platform + target
-    except (KeyError, TypeError):
+        columns = list(zip(*map(_ROW, rows), strict=True))
+        if not columns:
+            return None
+        hashes, versions, compilers, oss, platforms, targets, variants, stacks = columns
+        # join() takes only strings: one C call checks a whole column.
+        scalars = [*compilers, *oss, *platforms, *targets]
+        "".join(scalars)
+        all_hashes = "".join(hashes)
+        "".join(chain.from_iterable(versions))
+        "".join(chain.from_iterable(variants))
+        "".join(chain.from_iterable(stacks))
+    except (KeyError, TypeError, ValueError):  # not mappings, a field missing, not strings
         return None
     if not (
-        type(versions) is list
-        and type(variants) is list
-        and type(stacks) is list
-        and len(versions) == 1
-        and type(hash) is str
-        and HASH.fullmatch(hash)
-        and type(words) is str
-        and type(scalars) is str
-        and compiler
-        and os
-        and platform
-        and target
-        and versions[0]
-        and compiler == compiler.strip()
-        and os == os.strip()
-        and platform == platform.strip()
-        and target == target.strip()
+        {list} == set(map(type, versions)) == set(map(type, variants)) == set(map(type, stacks))
+        and {1} == set(map(len, versions))
+        and {32} == set(map(len, hashes))
+        and _HASHES.fullmatch(all_hashes)
+        and all(map(itemgetter(0), versions))
+        and all(v and v == v.strip() for v in set(scalars))
     ):
         return None
-    record = SpecRecord(
-        hash,
-        package,
-        versions[0],
-        tuple(versions),
-        normalize_compiler(compiler),
-        os,
-        platform,
-        target,
-        tuple(variants),
-        source=source,
+    compiler_of = {c: normalize_compiler(c) for c in set(compilers)}
+    compiler_of = {c: n and intern(n) for c, n in compiler_of.items()}
+    as_tuples = list(map(shared, map(tuple, versions)))
+    records = list(
+        map(
+            SpecRecord,
+            hashes,
+            repeat(intern(package)),
+            map(itemgetter(0), as_tuples),
+            as_tuples,
+            map(compiler_of.__getitem__, compilers),
+            map(intern, oss),
+            map(intern, platforms),
+            map(intern, targets),
+            map(shared, map(tuple, variants)),
+            repeat(NO_LAYOUT),
+            repeat(EMPTY),
+            repeat(source),
+        )
     )
-    return record, tuple(stacks)
+    return records, list(map(tuple, stacks))
 
 
 def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:

@@ -12,37 +12,41 @@ the moment, or written by another Python or format version, is not used.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import sys
-from array import array
 from collections.abc import Iterable
 from dataclasses import asdict
+from operator import attrgetter
 from pathlib import Path
-from types import MappingProxyType
 
-from .loader import IndexSource, LoadReport, Problem, source_files
-from .model import CacheGraph, SpecRecord
+from . import files
+from .columns import index_columns, index_of, ranks_bytes, ranks_of, spec_columns, spec_records
+from .loader import IndexSource, LoadReport, Problem
+from .model import CacheGraph
 from .queries import precomputed, restore_precomputed
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 2
+FORMAT = 3
 _MAGIC = b"cachegraph-snapshot"
 
 
 def fingerprint(paths: Iterable[str | os.PathLike], indices: Iterable[IndexSource] = ()) -> str:
     """A digest of every source file's path, size and modification time."""
-    files = [*map(str, source_files(paths, LoadReport())), *(str(s.path) for s in indices)]
-    lines = [f"{FORMAT} {sys.version_info[:2]}"]
-    lines += [f"index {s.tag}:{s.stack}" for s in indices]
-    for path in files:
-        try:
-            st = os.stat(path)
-            lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
-        except OSError:
-            lines.append(f"{path}\tmissing")
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    return files.fingerprint(*_described(paths, indices))
+
+
+def fingerprinting(
+    paths: Iterable[str | os.PathLike], indices: Iterable[IndexSource] = ()
+) -> files.Fingerprint:
+    """``fingerprint`` worked out in a second process while this one reads a snapshot."""
+    return files.Fingerprint(*_described(paths, indices))
+
+
+def _described(paths, indices) -> tuple[list[str], list[str], list[str]]:
+    indices = list(indices)
+    labels = [f"{FORMAT} {sys.version_info[:2]}", *(f"index {s.tag}:{s.stack}" for s in indices)]
+    return list(map(str, paths)), labels, [str(s.path) for s in indices]
 
 
 def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: str) -> None:
@@ -51,37 +55,12 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
     Written beside the target and renamed over it: a reader never sees half a file.
     """
     specs = graph.ordered
-    layouts: dict[int, int] = {}
-    layout_list: list[dict] = []
-    for s in specs:
-        if id(s.stacks) not in layouts:
-            layouts[id(s.stacks)] = len(layout_list)
-            layout_list.append(dict(s.stacks))
-    columns = {
-        name: [getattr(s, name) for s in specs]
-        for name in (
-            "hash",
-            "package",
-            "version",
-            "versions",
-            "compiler",
-            "os",
-            "platform",
-            "target",
-            "variants",
-            "all_stacks",
-            "source",
-            "from_page",
-        )
-    }
-    columns["layout"] = array("i", (layouts[id(s.stacks)] for s in specs)).tobytes()
     rank = graph.rank
     body = {
         "key": key,
-        "columns": columns,
-        "layouts": layout_list,
-        "index": {k: v.tobytes() for k, v in graph.index.items()},
-        "hashes": array("i", (rank[h] for h in graph.hashes)).tobytes(),
+        "columns": spec_columns(specs),
+        "index": index_columns(graph.index),
+        "hashes": ranks_bytes(map(rank.__getitem__, graph.hashes)),
         "deps": graph.deps,
         "precomputed": precomputed(graph),
         "report": {
@@ -98,8 +77,14 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
         partial.unlink(missing_ok=True)
 
 
-def load(path: str | os.PathLike, key: str) -> tuple[CacheGraph, LoadReport] | None:
-    """The graph and report saved at ``path``, or None unless it was built from sources ``key``."""
+def load(
+    path: str | os.PathLike, key: str | files.Fingerprint
+) -> tuple[CacheGraph, LoadReport] | None:
+    """The graph and report saved at ``path``, or None unless it was built from sources ``key``.
+
+    Given a ``Fingerprint`` still being worked out, the snapshot is read
+    meanwhile and compared with it at the end.
+    """
     try:
         with open(path, "rb") as f:
             if f.read(len(_header())) != _header():
@@ -107,42 +92,18 @@ def load(path: str | os.PathLike, key: str) -> tuple[CacheGraph, LoadReport] | N
             body = marshal.loads(f.read())  # load(f) reads item by item: 10x slower
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if not isinstance(body, dict) or body.get("key") != key:
+    if not isinstance(body, dict) or (isinstance(key, str) and body.get("key") != key):
         return None
-    c = body["columns"]
-    layouts = [MappingProxyType(layout) for layout in body["layouts"]]
-    stacks = [layouts[i] for i in _ints(c["layout"])]
-    specs = list(
-        map(
-            SpecRecord,
-            c["hash"],
-            c["package"],
-            c["version"],
-            c["versions"],
-            c["compiler"],
-            c["os"],
-            c["platform"],
-            c["target"],
-            c["variants"],
-            stacks,
-            c["all_stacks"],
-            c["source"],
-            c["from_page"],
-        )
-    )
-    index = {key: _ints(ranks) for key, ranks in body["index"].items()}
-    hashes = [specs[r].hash for r in _ints(body["hashes"])]
+    specs = spec_records(body["columns"])
+    index = index_of(body["index"])
+    hashes = list(map(attrgetter("hash"), map(specs.__getitem__, ranks_of(body["hashes"]))))
     graph = CacheGraph(specs, index, body["deps"], hashes)
     restore_precomputed(graph, body["precomputed"])
+    if not isinstance(key, str) and key.result() != body.get("key"):
+        return None
     fields = body["report"]
     fields["problems"] = [Problem(*p) for p in fields["problems"]]
     return graph, LoadReport(**fields)
-
-
-def _ints(data: bytes) -> array:
-    ranks = array("i")
-    ranks.frombytes(data)
-    return ranks
 
 
 def _header() -> bytes:

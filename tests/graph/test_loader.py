@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from graph import load
+from graph import SpecRecord, load
 from graph.queries import SpecQuery, package_facts, select_specs, spec_count
+from graph.records import page_record, well_formed_rows
 from tests.conftest import SEEDS, SHARED_DATA
 from tests.rawpages import RawPage, normalized, raw_pages, spec_file_nodes
 
@@ -113,3 +114,36 @@ def test_a_spec_file_node_listed_by_a_page_keeps_the_page_record(data_graph):
     spec = data_graph.spec("olptpbsse74hpreilbfo4qmlqexihzye")
     assert (spec.package, spec.compiler, sorted(spec.stacks)) == ("xz", "gcc@7.5.0", ["v0.18.0"])
     assert spec.from_page
+
+
+@pytest.mark.parametrize(
+    "page", raw_pages(SEEDS) + SHARED_PAGES, ids=lambda p: f"{p.path.parent.name}/{p.path.name}"
+)
+def test_a_page_read_column_by_column_gives_the_records_of_row_by_row(page: RawPage):
+    listed = well_formed_rows(page.records, page.package, "p")
+    assert listed is not None
+    one_by_one = [page_record(row, page.package, "p") for row in page.records]
+    fields = SpecRecord.__slots__
+    assert [(tuple(getattr(r, f) for f in fields), s) for r, s in zip(*listed, strict=True)] == [
+        (tuple(getattr(r, f) for f in fields), s) for r, s in one_by_one
+    ]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"hash": "X" * 32},
+        {"versions": ["1", "2"]},
+        {"versions": "1.0"},
+        {"os": " centos8"},
+        {"compiler": 7},
+        {"stacks": ["e4s", None]},
+        {"variants": "+mpi"},
+    ],
+    ids=str,
+)
+def test_a_page_with_one_unusual_row_is_read_row_by_row(change: dict):
+    rows = [dict(r) for r in raw_pages(SEEDS)[0].records]
+    rows[-1].update(change)
+    assert well_formed_rows(rows, "p", "p") is None
+    assert well_formed_rows(rows[:-1], "p", "p") is not None

@@ -32,8 +32,21 @@ def test_a_snapshot_gives_back_the_same_graph(seeds: Path, tmp_path: Path):
     assert execute(restored, query) == execute(graph, query)
 
 
+def test_the_fingerprint_of_a_second_process_is_this_ones(seeds: Path, tmp_path: Path):
+    pending = snapshot.fingerprinting([seeds])
+    assert pending.process is not None
+    assert pending.result() == snapshot.fingerprint([seeds]) == pending.result()
+    graph, report = load([seeds])
+    snapshot.save(tmp_path / "snap", graph, report, snapshot.fingerprint([seeds]))
+    restored, _ = snapshot.load(tmp_path / "snap", snapshot.fingerprinting([seeds]))
+    assert restored.index == graph.index
+
+
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["here", "in a second process"])
 @pytest.mark.parametrize("change", ["touch a page", "add a page", "remove a page"])
-def test_a_snapshot_of_other_sources_is_not_used(seeds: Path, tmp_path: Path, change: str):
+def test_a_snapshot_of_other_sources_is_not_used(
+    seeds: Path, tmp_path: Path, change: str, elsewhere: bool
+):
     graph, report = load([seeds])
     snapshot.save(tmp_path / "snap", graph, report, snapshot.fingerprint([seeds]))
     page = sorted(seeds.glob("*"))[0]
@@ -43,7 +56,8 @@ def test_a_snapshot_of_other_sources_is_not_used(seeds: Path, tmp_path: Path, ch
         shutil.copy(page, seeds / "copy.md")
     else:
         page.unlink()
-    assert snapshot.load(tmp_path / "snap", snapshot.fingerprint([seeds])) is None
+    key = (snapshot.fingerprinting if elsewhere else snapshot.fingerprint)([seeds])
+    assert snapshot.load(tmp_path / "snap", key) is None
 
 
 @pytest.mark.parametrize("content", [b"", b"cachegraph-snapshot 0 3.0\n", b"not a snapshot"])

@@ -1,0 +1,86 @@
+"""Specs and rank indices as plain columns: what a snapshot stores and a loading process sends.
+
+Columns hold only what ``marshal`` writes (strings, tuples, frozensets, bytes),
+so they travel fast; objects the specs share (interned strings, variant tuples,
+stack layouts) are written once and come back shared.
+"""
+
+from __future__ import annotations
+
+from array import array
+from types import MappingProxyType
+from typing import Any
+
+from .model import IndexKey, SpecRecord
+
+_FIELDS = (
+    "hash",
+    "package",
+    "version",
+    "versions",
+    "compiler",
+    "os",
+    "platform",
+    "target",
+    "variants",
+    "all_stacks",
+    "source",
+    "from_page",
+)
+
+
+def spec_columns(specs: list[SpecRecord]) -> dict[str, Any]:
+    """The specs as one list per field; their stack layouts as a table and a column of rows."""
+    layouts: dict[int, int] = {}
+    table: list[dict] = []
+    for s in specs:
+        if id(s.stacks) not in layouts:
+            layouts[id(s.stacks)] = len(table)
+            table.append(dict(s.stacks))
+    columns: dict[str, Any] = {name: [getattr(s, name) for s in specs] for name in _FIELDS}
+    columns["layout"] = ranks_bytes(layouts[id(s.stacks)] for s in specs)
+    columns["layouts"] = table
+    return columns
+
+
+def spec_records(columns: dict[str, Any]) -> list[SpecRecord]:
+    """The specs of ``spec_columns``, in the same order."""
+    layouts = [MappingProxyType(layout) for layout in columns["layouts"]]
+    stacks = list(map(layouts.__getitem__, ranks_of(columns["layout"])))
+    c = columns
+    return list(
+        map(
+            SpecRecord,
+            c["hash"],
+            c["package"],
+            c["version"],
+            c["versions"],
+            c["compiler"],
+            c["os"],
+            c["platform"],
+            c["target"],
+            c["variants"],
+            stacks,
+            c["all_stacks"],
+            c["source"],
+            c["from_page"],
+        )
+    )
+
+
+def index_columns(index: dict[IndexKey, array]) -> dict[IndexKey, bytes]:
+    return {key: ranks.tobytes() for key, ranks in index.items()}
+
+
+def index_of(columns: dict[IndexKey, bytes]) -> dict[IndexKey, array]:
+    return {key: ranks_of(data) for key, data in columns.items()}
+
+
+def ranks_bytes(ranks: Any) -> bytes:
+    return array("i", ranks).tobytes()
+
+
+def ranks_of(data: bytes) -> array:
+    ranks = array("i")
+    ranks.frombytes(data)
+    return ranks

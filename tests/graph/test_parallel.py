@@ -1,0 +1,123 @@
+"""A tree of pages read in two processes loads what one process loads, problems included."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cachegraph.synth import synthesize
+from graph import CacheGraph, LoadReport, SpecRecord, load
+from graph.loader import source_files
+from graph.parallel import load_in_two
+
+from ..conftest import execute
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("generated")
+    synthesize(out, 2000, 2, 11)
+    return out
+
+
+@pytest.fixture
+def tree(generated: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(generated, tmp_path / "tree"))
+
+
+def loaded(tree: Path, processes: int) -> tuple[CacheGraph, LoadReport]:
+    graph, report = load([tree], processes=processes)
+    report.seconds = 0.0
+    return graph, report
+
+
+def fields(graph: CacheGraph) -> list[tuple]:
+    return [tuple(getattr(s, f) for f in SpecRecord.__slots__) for s in graph.ordered]
+
+
+def assert_same_load(tree: Path) -> LoadReport:
+    (one, one_report), (two, two_report) = loaded(tree, 1), loaded(tree, 2)
+    assert fields(two) == fields(one)
+    assert two.index == one.index and two.hashes == one.hashes and two.rank == one.rank
+    assert sorted(two.g.nodes) == sorted(one.g.nodes)
+    assert two_report == one_report
+    query = "{ stats { specCount packageCount } stackOverlaps(first: 3) { sharedSpecCount } }"
+    assert execute(two, query) == execute(one, query)
+    return two_report
+
+
+def page(tree: Path, package: str, tag: str = "develop") -> Path:
+    return tree / tag / package / "specs.md"
+
+
+def rows_of(path: Path) -> list[dict]:
+    line = next(x for x in path.read_text().splitlines() if x.startswith("spec_details: "))
+    return json.loads(line.removeprefix("spec_details: "))
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    lines = path.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("spec_details: "))
+    lines[at] = "spec_details: " + json.dumps(rows)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def packages(tree: Path) -> list[str]:
+    return sorted(p.name for p in (tree / "develop").iterdir())
+
+
+def test_the_halves_are_read_in_two_processes_and_joined(tree: Path):
+    report = LoadReport()
+    graph = load_in_two(source_files([tree], report), report, force=True)
+    assert graph is not None and report.specs == len(graph.ordered) == 2000
+    assert report.pages == len(list(tree.rglob("*.md"))) and not report.problems
+    assert_same_load(tree)
+
+
+def test_pages_with_problems_report_them_in_the_order_one_process_does(tree: Path):
+    names = packages(tree)
+    first, last = page(tree, names[0]), page(tree, names[-1])
+    rows = rows_of(first)
+    rows[0]["hash"] = "not-a-hash"
+    write_rows(first, rows)
+    page(tree, names[1]).write_text("---\ntitle: broken\n")
+    rows = rows_of(last)
+    rows[-1]["versions"] = []
+    write_rows(last, rows)
+    report = assert_same_load(tree)
+    hash = rows[-1]["hash"]
+    assert [(Path(p.path).parent.name, p.message.split(": ")[0]) for p in report.errors] == [
+        (names[0], "record 1 (not-a-hash)"),
+        (names[1], "front matter is not closed by a '---' line"),
+        (names[-1], f"record {len(rows)} ({hash})"),
+    ]
+
+
+def test_a_hash_listed_in_both_halves_is_decided_by_one_process(tree: Path):
+    names = packages(tree)
+    first, last = page(tree, names[0]), page(tree, names[-1])
+    write_rows(last, rows_of(last) + rows_of(first)[:1])
+    report = LoadReport()
+    assert load_in_two(source_files([tree], report), report, force=True) is None
+    report = assert_same_load(tree)
+    assert "already under" in report.errors[0].message
+
+
+def test_a_folder_that_misnames_its_package_still_gives_contract_order(tree: Path):
+    names = packages(tree)
+    for tag in tree.iterdir():
+        if (tag / names[0]).exists():
+            (tag / names[0]).rename(tag / "zzz")
+    report = LoadReport()
+    graph = load_in_two(source_files([tree], report), report, force=True)
+    assert graph is not None and graph.ordered[0].package == names[0]
+    assert_same_load(tree)
+
+
+def test_spec_files_are_read_in_one_process(shared_data: Path):
+    report = LoadReport()
+    assert load_in_two(source_files([shared_data], report), report, force=True) is None
+    assert_same_load(shared_data)
