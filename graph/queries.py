@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left, bisect_right
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import attrgetter, itemgetter
+from itertools import repeat
+from operator import attrgetter
 from typing import TypeVar
 
 import networkx as nx
@@ -212,27 +213,48 @@ def _scope_counts(cg: CacheGraph, tag: str) -> dict[str, Counter]:
     """Spec counts per value of each attribute, and per stack, within one tag."""
 
     def compute() -> dict[str, Counter]:
-        specs = _specs_in(cg, tag)
-        counts = {kind: Counter(map(attrgetter(attr), specs)) for kind, attr in ATTRIBUTES.items()}
-        counts["stack"] = Counter()
-        # Specs share a few hundred stack sets: count the sets, then their stacks.
-        for stacks, n in _stack_sets(specs, tag).items():
-            for stack in stacks:
-                counts["stack"][stack] += n
+        # Count each value's ranks that are in the tag: C loops over the index,
+        # many times faster than counting the specs' attributes one by one.
+        in_tag = bytearray(len(cg.ordered))
+        deque(map(in_tag.__setitem__, cg.ranks("tag", tag), repeat(1)), maxlen=0)
+        counts: dict[str, Counter] = {kind: Counter() for kind in (*ATTRIBUTES, "stack")}
+        for (kind, value, scope), ranks in cg.index.items():
+            if kind == "stack" and scope == tag:
+                counts[kind][value] = len(ranks)
+            elif (
+                kind in ATTRIBUTES
+                and scope is None
+                and (count := sum(map(in_tag.__getitem__, ranks)))
+            ):
+                counts[kind][value] = count
         return counts
 
     return _whole(cg, ("scope", tag), tag, compute)
 
 
-def _specs_in(cg: CacheGraph, tag: str | None) -> Sequence[SpecRecord]:
-    return cg.ordered if tag is None else list(map(cg.ordered.__getitem__, cg.ranks("tag", tag)))
+def _stack_sets(cg: CacheGraph, tag: str | None) -> Counter:
+    """How many specs have each set of stacks (in one tag, or in any)."""
+    sets: Counter = Counter()
+    for layout, n in _layouts(cg):
+        if tag is None:
+            sets[frozenset().union(*layout.values())] += n
+        elif tag in layout:
+            sets[layout[tag]] += n
+    return sets
 
 
-def _stack_sets(specs: Sequence[SpecRecord], tag: str | None) -> Counter:
-    """How many of these specs have each set of stacks (in one tag, or in any)."""
-    if tag is None:
-        return Counter(map(attrgetter("all_stacks"), specs))
-    return Counter(map(itemgetter(tag), map(attrgetter("stacks"), specs)))
+def _layouts(cg: CacheGraph) -> list[tuple[Mapping[str, frozenset[str]], int]]:
+    """Each stack layout (tag -> stacks) of the specs, and how many specs have it.
+
+    Specs share a few thousand layouts: counting them once answers every tag.
+    """
+
+    def compute() -> list[tuple[Mapping[str, frozenset[str]], int]]:
+        layouts = list(map(attrgetter("stacks"), cg.ordered))
+        by_id = dict(zip(map(id, layouts), layouts, strict=True))
+        return [(by_id[i], n) for i, n in Counter(map(id, layouts)).items()]
+
+    return cg.memoized("layouts", compute)
 
 
 def spec_count(cg: CacheGraph, kind: str, name: str, tag: str | None = None) -> int:
@@ -393,7 +415,7 @@ def _pair_counts(cg: CacheGraph, tag: str | None) -> Counter:
     def compute() -> Counter:
         # Specs share a few hundred stack sets: count the sets, then their pairs.
         pairs: Counter = Counter()
-        for stacks, n in _stack_sets(_specs_in(cg, tag), tag).items():
+        for stacks, n in _stack_sets(cg, tag).items():
             for pair in itertools.combinations(sorted(stacks), 2):
                 pairs[pair] += n
         return pairs
