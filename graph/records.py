@@ -108,8 +108,7 @@ def well_formed_rows(
         and all(v and v == v.strip() for v in set(scalars))
     ):
         return None
-    compiler_of = {c: normalize_compiler(c) for c in set(compilers)}
-    compiler_of = {c: n and intern(n) for c, n in compiler_of.items()}
+    compiler_of = {c: (n := normalize_compiler(c)) and intern(n) for c in set(compilers)}
     as_tuples = list(map(shared, map(tuple, versions)))
     records = list(
         map(
