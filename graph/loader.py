@@ -232,25 +232,30 @@ class _Loader:
                 if self.add_listing(path, number, row, (record, stacks), tag, line):
                     kept.append((record, stacks))
         else:
-            records, stacks = listed
-            hashes = list(map(attrgetter("hash"), records))
-            known = self.builder.records
-            first = [h not in known for h in hashes]
-            if len(set(hashes)) < len(hashes):
-                first = [False] * len(hashes)  # a hash twice in one page: row by row decides
-            self.builder.add_first_listings(
-                list(compress(records, first)), list(compress(stacks, first)), tag
-            )
-            self.report.records += sum(first)
-            kept = [
-                listing
-                for number, (row, listing, new) in enumerate(
-                    zip(rows, zip(*listed, strict=True), first, strict=True), 1
-                )
-                if new or self.add_listing(path, number, row, listing, tag, line)
-            ]
+            kept = self.add_listed(path, rows, *listed, tag, line)
         if len(kept) == len(rows):  # else meta is compared with a page we did not fully read
             self.check_meta(path, fields.get("meta"), kept, key_lines.get("meta"))
+
+    def add_listed(
+        self, path: Path, rows: list, records: list, stacks: list, tag: str, line: int | None
+    ) -> list[tuple]:
+        """Add a well-formed page's records: those new to the graph at once, the rest one
+        by one (they merge with what is known, and may disagree); return those kept."""
+        hashes = list(map(attrgetter("hash"), records))
+        known = self.builder.records
+        first = [h not in known for h in hashes]
+        if len(set(hashes)) < len(hashes):
+            first = [False] * len(hashes)  # a hash twice in one page: row by row decides
+        self.builder.add_first_listings(
+            list(compress(records, first)), list(compress(stacks, first)), tag
+        )
+        self.report.records += sum(first)
+        kept = []
+        listings = zip(rows, zip(records, stacks, strict=True), first, strict=True)
+        for number, (row, listing, new) in enumerate(listings, 1):
+            if new or self.add_listing(path, number, row, listing, tag, line):
+                kept.append(listing)
+        return kept
 
     def add_listing(
         self, path: Path, number: int, row: Any, listing: tuple, tag: str, line: int | None
