@@ -53,15 +53,19 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
     with collector_paused():
         pending = snapshot.fingerprinting(paths, sources.indices) if sources.snapshot else None
         found = snapshot.load(sources.snapshot, pending) if pending else None
-        key = pending.result() if pending else ""
+        key = ""
         if found is not None:
             graph, report = found
-            key = ""
             log.info("restarting from snapshot %s: no data file changed", sources.snapshot)
         else:
+            # The fingerprint is of the files before any is read (a file changed
+            # meanwhile makes the snapshot stale, never wrong); it is worked out
+            # while this process lists them.
             progress = ProgressLine()
-            graph, report = load(paths, sources.indices, progress=progress)
+            ready = pending.result if pending else None
+            graph, report = load(paths, sources.indices, progress=progress, before_reading=ready)
             progress.done()
+            key = pending.result() if pending else ""
         precompute(graph)
         # Set the new objects aside before the collector runs again: else its
         # first run scans them all (most of a second at 1M specs).

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from itertools import chain, compress
+from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
@@ -112,12 +112,14 @@ def load(
     indices: Iterable[IndexSource] = (),
     progress: Progress | None = None,
     processes: int | None = None,
+    before_reading: Callable[[], object] | None = None,
 ) -> tuple[CacheGraph, LoadReport]:
     """Load every source under ``paths`` and each index; return the graph and the report.
 
     ``processes``: 1 reads in this process only; 2 reads a tree of pages in two
     processes whenever its sources allow; None (the default) does so for a
     large tree on a machine with two cores or more. The answer is the same.
+    ``before_reading`` is called once the files are listed, before any is read.
     """
     from .parallel import load_in_two  # it builds on this module's _Loader
 
@@ -126,6 +128,8 @@ def load(
     indices = list(indices)
     with collector_paused():
         sources = source_files(paths, loader.report)
+        if before_reading is not None:
+            before_reading()
         graph = None
         if not indices and not loader.report.problems and processes != 1:
             graph = load_in_two(sources, loader.report, force=processes == 2)
@@ -220,7 +224,7 @@ class _Loader:
         self.report.pages += 1
         self.tags.add(tag)
         source = str(path)
-        listed = well_formed_rows(rows, package, source, self.builder.shared_tuple)
+        listed = well_formed_rows(rows, package, source, self.builder.shared_tuples)
         if listed is None:
             kept = []
             for number, row in enumerate(rows, 1):
@@ -239,21 +243,21 @@ class _Loader:
     def add_listed(
         self, path: Path, rows: list, records: list, stacks: list, tag: str, line: int | None
     ) -> list[tuple]:
-        """Add a well-formed page's records: those new to the graph at once, the rest one
-        by one (they merge with what is known, and may disagree); return those kept."""
+        """Add a well-formed page's records; return those kept.
+
+        At once when none would warn or be refused (nearly always), else one by one.
+        """
         hashes = list(map(attrgetter("hash"), records))
-        known = self.builder.records
-        first = [h not in known for h in hashes]
-        if len(set(hashes)) < len(hashes):
-            first = [False] * len(hashes)  # a hash twice in one page: row by row decides
-        self.builder.add_first_listings(
-            list(compress(records, first)), list(compress(stacks, first)), tag
-        )
-        self.report.records += sum(first)
+        known = list(map(self.builder.records.get, hashes))
+        if len(set(hashes)) == len(hashes) and self.builder.add_listings(
+            records, stacks, tag, known
+        ):
+            self.report.records += len(records)
+            return list(zip(records, stacks, strict=True))
         kept = []
-        listings = zip(rows, zip(records, stacks, strict=True), first, strict=True)
-        for number, (row, listing, new) in enumerate(listings, 1):
-            if new or self.add_listing(path, number, row, listing, tag, line):
+        listings = zip(rows, zip(records, stacks, strict=True), strict=True)
+        for number, (row, listing) in enumerate(listings, 1):
+            if self.add_listing(path, number, row, listing, tag, line):
                 kept.append(listing)
         return kept
 

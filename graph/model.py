@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter, not_
 from sys import intern
 from types import MappingProxyType
 from typing import Any
@@ -157,7 +158,7 @@ class CacheGraph:
 def ordered_index(records: Iterable[SpecRecord]) -> tuple[list[SpecRecord], dict[IndexKey, array]]:
     """The records in contract order, and the rank index over them."""
     specs = sorted(records, key=sort_key)
-    return specs, _build_index(specs)
+    return specs, rank_index(specs)
 
 
 _NO_RANKS = array("i")
@@ -165,22 +166,31 @@ _NO_RANKS = array("i")
 KEPT = 50_000
 
 
-def _build_index(specs: list[SpecRecord]) -> dict[IndexKey, array]:
-    lists: dict[IndexKey, list[int]] = {}
-    for attr, keys_of in _INDEXED:
-        # Specs share their values (interned strings, shared tuples and stack
-        # layouts), so each distinct value works out its keys once.
+def rank_index(specs: list[SpecRecord], first: int = 0) -> dict[IndexKey, array]:
+    """Where each attribute value is: the ranks of the specs with it, the first being ``first``."""
+    ranks = list(range(first, first + len(specs)))  # one int object per rank, shared by every index
+    index: dict[IndexKey, array] = {}
+    # Ranks go in increasing order, so every index comes out sorted.
+    for attr, kind in _ATTRIBUTES:
+        values = list(map(attrgetter(attr), specs))
+        groups: dict[str, list[int]] = {value: [] for value in set(values)}
+        deque(map(list.append, map(groups.__getitem__, values), ranks), maxlen=0)
+        index.update(((kind, value, None), array("i", found)) for value, found in groups.items())
+    for attr, keys_of in _SETS:
+        lists: dict[IndexKey, list[int]] = {}
+        # Specs share their variant tuples and stack layouts, so each distinct
+        # one works out its keys once.
         appends: dict[int, list[Callable[[int], None]]] = {}
-        for rank, value in enumerate(map(attrgetter(attr), specs)):
+        for rank, value in zip(ranks, map(attrgetter(attr), specs), strict=True):
             found = appends.get(id(value))
             if found is None:
                 found = appends[id(value)] = [
                     lists.setdefault(key, []).append for key in keys_of(value)
                 ]
-            # Ranks are appended in increasing order, so every index comes out sorted.
             for append in found:
                 append(rank)
-    return {key: array("i", ranks) for key, ranks in lists.items()}
+        index.update((key, array("i", found)) for key, found in lists.items())
+    return index
 
 
 def _variant_keys(variants: tuple[str, ...]) -> list[IndexKey]:
@@ -195,17 +205,17 @@ def _stack_keys(stacks: Mapping[str, frozenset[str]]) -> list[IndexKey]:
     return keys
 
 
-def _attribute(kind: str) -> Callable[[str], list[IndexKey]]:
-    return lambda value: [(kind, value, None)]
-
-
-_INDEXED: list[tuple[str, Callable[[Any], list[IndexKey]]]] = [
-    ("package", _attribute("package")),
-    ("version", _attribute("version")),
-    ("compiler_key", _attribute("compiler")),
-    ("os", _attribute("os")),
-    ("platform", _attribute("platform")),
-    ("target", _attribute("target")),
+#: (attribute, index kind) of the attributes a spec has one value of
+_ATTRIBUTES = [
+    ("package", "package"),
+    ("version", "version"),
+    ("compiler_key", "compiler"),
+    ("os", "os"),
+    ("platform", "platform"),
+    ("target", "target"),
+]
+#: (attribute, its index keys) of those it has several of
+_SETS: list[tuple[str, Callable[[Any], list[IndexKey]]]] = [
     ("variants", _variant_keys),
     ("stacks", _stack_keys),
 ]
@@ -226,6 +236,8 @@ class GraphBuilder:
         self._layouts: dict[frozenset, Mapping[str, frozenset[str]]] = {frozenset(): NO_LAYOUT}
         self._transitions: dict[tuple[int, str, frozenset[str]], Mapping] = {}
         self._unions: dict[tuple[frozenset[str], Iterable[str]], frozenset[str]] = {}
+        self._first: dict[str, dict[tuple[str, ...], tuple[Mapping, frozenset[str]]]] = {}
+        self._again: dict[tuple, tuple[Mapping, frozenset[str]]] = {}
 
     @property
     def spec_count(self) -> int:
@@ -255,25 +267,55 @@ class GraphBuilder:
         else:
             problems = _differences(known, record)
             record = known
-        merged = self._union(record.stacks.get(tag, EMPTY), tuple(stacks))
-        record.stacks = self._layout(record.stacks, tag, merged)
-        record.all_stacks = self._union(record.all_stacks, merged)
+        record.stacks, record.all_stacks = self._listed_again(record, tag, tuple(stacks))
         return problems
+
+    def add_listings(
+        self,
+        records: list[SpecRecord],
+        stacks: list[tuple[str, ...]],
+        tag: str,
+        known: list[SpecRecord | None],
+    ) -> bool:
+        """Add one page's records of ``tag`` at once, ``known`` being what each hash has already.
+
+        What ``add_listing`` does for each, when it would neither warn nor refuse
+        (every known one is a page's record that agrees); else adds nothing and
+        returns False, for the caller to add them one by one.
+        """
+        new = [k is None for k in known]
+        again = list(compress(known, map(not_, new)))
+        if again:
+            stated = list(compress(records, map(not_, new)))
+            if not all(map(attrgetter("from_page"), again)) or list(map(_SAME, again)) != list(
+                map(_SAME, stated)
+            ):
+                return False
+            listed = list(compress(stacks, map(not_, new)))
+            layouts = list(map(self._listed_again, again, repeat(tag), listed))
+            deque(map(setattr, again, repeat("stacks"), map(itemgetter(0), layouts)), maxlen=0)
+            deque(map(setattr, again, repeat("all_stacks"), map(itemgetter(1), layouts)), maxlen=0)
+            records, stacks = list(compress(records, new)), list(compress(stacks, new))
+        self.add_first_listings(records, stacks, tag)
+        return True
 
     def add_first_listings(
         self, records: list[SpecRecord], stacks: list[tuple[str, ...]], tag: str
     ) -> None:
         """Add specs listed for the first time, by one page of ``tag``, with interned fields.
 
-        What ``add_listing`` does for a hash not known yet, for a page at a time.
+        What ``add_listing`` does for a hash not known yet, for a page at a time:
+        the few thousand stack lists a tag has are each worked out once.
         """
-        layouts: dict[tuple[str, ...], tuple[Mapping[str, frozenset[str]], frozenset[str]]] = {}
-        for record, listed in zip(records, stacks, strict=True):
-            found = layouts.get(listed)
-            if found is None:
-                merged = self._union(EMPTY, listed)
-                found = layouts[listed] = (self._layout(NO_LAYOUT, tag, merged), merged)
-            record.stacks, record.all_stacks = found
+        known = self._first.setdefault(tag, {})
+        layouts = list(map(known.get, stacks))
+        if None in layouts:
+            for i, listed in enumerate(stacks):
+                if layouts[i] is None:
+                    merged = self._union(EMPTY, listed)
+                    layouts[i] = known[listed] = (self._layout(NO_LAYOUT, tag, merged), merged)
+        deque(map(setattr, records, repeat("stacks"), map(itemgetter(0), layouts)), maxlen=0)
+        deque(map(setattr, records, repeat("all_stacks"), map(itemgetter(1), layouts)), maxlen=0)
         self.records.update(zip(map(attrgetter("hash"), records), records, strict=True))
 
     def shared_tuple(self, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -281,6 +323,15 @@ class GraphBuilder:
         found = self._tuples.get(values)
         if found is None:
             found = self._tuples[values] = tuple(map(intern, values))
+        return found
+
+    def shared_tuples(self, values: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """``shared_tuple`` of each: nearly all are known, so they are looked up in one pass."""
+        found = list(map(self._tuples.get, values))
+        if None in found:
+            found = [
+                self.shared_tuple(v) if f is None else f for v, f in zip(values, found, strict=True)
+            ]
         return found
 
     def add_node_spec(self, record: SpecRecord) -> SpecRecord:
@@ -306,6 +357,18 @@ class GraphBuilder:
         r.versions = self.shared_tuple(r.versions)
         r.variants = self.shared_tuple(r.variants)
         return r
+
+    def _listed_again(
+        self, record: SpecRecord, tag: str, stacks: tuple[str, ...]
+    ) -> tuple[Mapping[str, frozenset[str]], frozenset[str]]:
+        """A known record's layout and stack set once ``stacks`` of ``tag`` also hold it."""
+        key = (id(record.stacks), id(record.all_stacks), tag, stacks)
+        found = self._again.get(key)
+        if found is None:
+            merged = self._union(record.stacks.get(tag, EMPTY), stacks)
+            layout = self._layout(record.stacks, tag, merged)
+            found = self._again[key] = (layout, self._union(record.all_stacks, merged))
+        return found
 
     def _layout(
         self, layout: Mapping[str, frozenset[str]], tag: str, stacks: frozenset[str]
@@ -371,6 +434,7 @@ def _graph_of(
 
 
 _COMPARED = ("version", "compiler", "os", "platform", "target", "variants")
+_SAME = attrgetter("package", *_COMPARED)
 
 
 def _differences(known: SpecRecord, new: SpecRecord) -> list[str]:

@@ -24,13 +24,15 @@ import sys
 import threading
 from array import array
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from operator import attrgetter
 from pathlib import Path
+from typing import IO, Any
 
 from .columns import index_columns, index_of, ranks_bytes, ranks_of, spec_columns, spec_records
 from .loader import LoadReport, Problem, _Loader, collector_paused
-from .model import CacheGraph, IndexKey, SpecRecord, ordered_index, sort_key
+from .model import CacheGraph, IndexKey, SpecRecord, ordered_index, rank_index, sort_key
 
 #: Fewer files than this load in one process: a second one would not pay for its start.
 MIN_FILES = 2000
@@ -67,8 +69,11 @@ def load_in_two(files: list[Path], report: LoadReport, force: bool = False) -> C
         return None
     mine, theirs = halves
     other = _Helper(theirs)
-    first = read_part(mine)
-    sent = other.result()
+    try:
+        first = read_part(mine, other.starts_after)
+        sent = other.result()
+    finally:
+        other.stop()
     if sent is None:  # no second process here, or it failed (it said why on stderr)
         return None
     second = _received(sent)
@@ -110,8 +115,14 @@ def _halves(files: list[Path]) -> tuple[list[tuple[int, str]], list[tuple[int, s
     return sorted(first), sorted(second)
 
 
-def read_part(files: list[tuple[int, str]]) -> Part:
-    """Read these (file position, path) pages as one process would, and order their specs."""
+def read_part(
+    files: list[tuple[int, str]], first_rank: Callable[[int], int] = lambda count: 0
+) -> Part:
+    """Read these (file position, path) pages as one process would, and order their specs.
+
+    Once they are read, ``first_rank`` is told how many specs there are, and
+    says where the first one goes among the specs of both parts.
+    """
     loader = _Loader()
     problems = loader.report.problems
     keyed: list[Keyed] = []
@@ -123,7 +134,8 @@ def read_part(files: list[tuple[int, str]]) -> Part:
     loader.resolve()
     where = dict(map(reversed, files))
     keyed += [((1, where.get(p.path, len(files))), p) for p in problems[seen:]]
-    specs, index = ordered_index(loader.builder.records.values())
+    specs = sorted(loader.builder.records.values(), key=sort_key)
+    index = rank_index(specs, first_rank(len(specs)))
     report = loader.report
     tags = sorted(loader.tags)
     hashes = sorted(loader.builder.records)
@@ -138,10 +150,8 @@ def joined(first: Part, second: Part) -> CacheGraph | None:
     if first.specs and second.specs and sort_key(second.specs[0]) < sort_key(first.specs[-1]):
         return CacheGraph(*ordered_index(specs), {})
     index = dict(first.index)
-    offset = len(first.specs)
-    for key, ranks in second.index.items():
-        shifted = array("i", map(offset.__add__, ranks))
-        index[key] = index[key] + shifted if key in index else shifted
+    for key, ranks in second.index.items():  # ranked after the first part already
+        index[key] = index[key] + ranks if key in index else ranks
     hashes = first.hashes + second.hashes
     hashes.sort()  # two sorted runs: one merge
     return CacheGraph(specs, index, {}, hashes)
@@ -151,11 +161,15 @@ class _Helper:
     """A second Python process reading files: ``python -m graph.parallel``.
 
     A plain subprocess, not multiprocessing: it imports no one's main module,
-    and forks no process that has threads (the server loads in one).
+    and forks no process that has threads (the server loads in one). It is
+    sent the files, then -- once this process has read its own -- the rank its
+    specs start at, so that neither process renumbers the other's index.
     """
 
     def __init__(self, files: list[tuple[int, str]]) -> None:
         self.sent: bytes | None = None
+        self.first_rank: int | None = None
+        self.placed = threading.Event()
         root = str(Path(__file__).resolve().parent.parent)
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         try:
@@ -172,10 +186,20 @@ class _Helper:
         self.thread = threading.Thread(target=self._talk, args=(marshal.dumps(files),))
         self.thread.start()
 
+    def starts_after(self, count: int) -> int:
+        """Place the second part's specs after this process's ``count``; this one's go first."""
+        self.first_rank = count
+        self.placed.set()
+        return 0
+
     def _talk(self, files: bytes) -> None:
-        with contextlib.suppress(OSError):
-            out, _ = self.process.communicate(files)
-            if self.process.returncode == 0:
+        with contextlib.suppress(OSError, ValueError):  # it ended early: it said why on stderr
+            _send(self.process.stdin, files)
+            self.placed.wait()
+            _send(self.process.stdin, marshal.dumps(self.first_rank))
+            self.process.stdin.close()
+            out = self.process.stdout.read()
+            if self.process.wait() == 0:
                 self.sent = out
 
     def result(self) -> bytes | None:
@@ -183,11 +207,28 @@ class _Helper:
             self.thread.join()
         return self.sent
 
+    def stop(self) -> None:
+        """End the second process unless it is done (this one gave up on it)."""
+        if self.thread is not None and self.thread.is_alive():
+            self.process.kill()
+            self.placed.set()
+            self.thread.join()
 
-def _read_sent(files: list[tuple[int, str]]) -> bytes:
-    """``read_part`` in the second process, as bytes to send back."""
+
+def _send(pipe: IO[bytes], data: bytes) -> None:
+    pipe.write(len(data).to_bytes(8, "little") + data)
+    pipe.flush()
+
+
+def _received_frame(pipe: IO[bytes]) -> Any:
+    size = int.from_bytes(pipe.read(8), "little")
+    return marshal.loads(pipe.read(size))
+
+
+def _read_sent(stdin: IO[bytes]) -> bytes:
+    """``read_part`` in the second process, of the files sent, as bytes to send back."""
     with collector_paused():
-        part = read_part(files)
+        part = read_part(_received_frame(stdin), lambda count: _received_frame(stdin))
         rank = dict(zip(map(attrgetter("hash"), part.specs), range(len(part.specs)), strict=True))
         body = {
             "columns": spec_columns(part.specs),
@@ -209,4 +250,4 @@ def _received(data: bytes) -> Part:
 
 
 if __name__ == "__main__":
-    sys.stdout.buffer.write(_read_sent(marshal.loads(sys.stdin.buffer.read())))
+    sys.stdout.buffer.write(_read_sent(sys.stdin.buffer))

@@ -71,24 +71,25 @@ def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[
     return record, _strings(row, "stacks")
 
 
-_ROW = itemgetter("hash", "versions", "compiler", "os", "platform", "target", "variants", "stacks")
+_FIELDS = ("hash", "versions", "compiler", "os", "platform", "target", "variants", "stacks")
+_COLUMNS = [itemgetter(name) for name in _FIELDS]
 _HASHES = re.compile(r"[a-z0-9]*")
 
 
 def well_formed_rows(
-    rows: list, package: str, source: str, shared: Callable[[tuple], tuple] = tuple
+    rows: list, package: str, source: str, shared: Callable[[list[tuple]], list[tuple]] = list
 ) -> tuple[list[SpecRecord], list[tuple[str, ...]]] | None:
     """The records of a page's rows exactly as the public site writes them, and their stacks.
 
     None when any row is unusual: then ``page_record`` checks each row and says
     what is wrong. Nearly every row of a large load comes this way, so the
     checks run column by column in C (map, join, set) rather than row by row.
-    Strings come back interned, and tuples through ``shared``.
+    Strings come back interned, and lists of tuples through ``shared``.
     """
+    if not rows:
+        return None
     try:
-        columns = list(zip(*map(_ROW, rows), strict=True))
-        if not columns:
-            return None
+        columns = [list(map(column, rows)) for column in _COLUMNS]
         hashes, versions, compilers, oss, platforms, targets, variants, stacks = columns
         # join() takes only strings: one C call checks a whole column.
         scalars = [*compilers, *oss, *platforms, *targets]
@@ -109,7 +110,7 @@ def well_formed_rows(
     ):
         return None
     compiler_of = {c: (n := normalize_compiler(c)) and intern(n) for c in set(compilers)}
-    as_tuples = list(map(shared, map(tuple, versions)))
+    as_tuples = shared(list(map(tuple, versions)))
     records = list(
         map(
             SpecRecord,
@@ -121,7 +122,7 @@ def well_formed_rows(
             map(intern, oss),
             map(intern, platforms),
             map(intern, targets),
-            map(shared, map(tuple, variants)),
+            shared(list(map(tuple, variants))),
             repeat(NO_LAYOUT),
             repeat(EMPTY),
             repeat(source),
