@@ -8,6 +8,7 @@ stack layouts) are written once and come back shared.
 from __future__ import annotations
 
 from array import array
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -31,15 +32,13 @@ _FIELDS = (
 
 def spec_columns(specs: list[SpecRecord]) -> dict[str, Any]:
     """The specs as one list per field; their stack layouts as a table and a column of rows."""
-    layouts: dict[int, int] = {}
-    table: list[dict] = []
-    for s in specs:
-        if id(s.stacks) not in layouts:
-            layouts[id(s.stacks)] = len(table)
-            table.append(dict(s.stacks))
-    columns: dict[str, Any] = {name: [getattr(s, name) for s in specs] for name in _FIELDS}
-    columns["layout"] = ranks_bytes(layouts[id(s.stacks)] for s in specs)
-    columns["layouts"] = table
+    layouts = list(map(attrgetter("stacks"), specs))
+    ids = list(map(id, layouts))
+    table = dict(zip(ids, layouts, strict=True))  # each layout once, in order of first use
+    row = {key: number for number, key in enumerate(table)}
+    columns: dict[str, Any] = {name: list(map(attrgetter(name), specs)) for name in _FIELDS}
+    columns["layout"] = ranks_bytes(map(row.__getitem__, ids))
+    columns["layouts"] = [dict(layout) for layout in table.values()]
     return columns
 
 

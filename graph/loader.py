@@ -9,6 +9,7 @@ and the problem; everything else still loads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -305,9 +306,9 @@ class _Loader:
                 continue
             stated = meta[key]
             if isinstance(actual, set) and isinstance(stated, list):
-                if key == "compilers":
-                    stated = [normalize_compiler(c) or "none" for c in stated]
                 stated = set(map(str, stated))
+                if key == "compilers":
+                    stated = _stated_compilers(frozenset(stated))
             if stated != actual:
                 self.problem(
                     path,
@@ -450,6 +451,11 @@ class _Loader:
                     )
                 elif (found := self.builder.spec(root).package) != package:
                     self.problem(path, f"{filename} describes package {found!r}, not {package!r}")
+
+
+@functools.lru_cache(maxsize=4096)  # pages of one cache state a few hundred compiler lists
+def _stated_compilers(stated: frozenset[str]) -> set[str]:
+    return {normalize_compiler(c) or "none" for c in stated}
 
 
 def _brief(value: Any) -> str:

@@ -122,9 +122,10 @@ class CacheGraph:
 
     def names(self, kind: str) -> list[str]:
         """Every name of one node kind, sorted."""
-        return self.memoized(
-            ("nodes", kind), lambda: sorted(name for k, name in self.g.nodes if k == kind)
-        )
+        if kind == "spec":
+            return self.hashes
+        # The attribute nodes are those of the index: far fewer keys than nodes.
+        return self.memoized(("nodes", kind), lambda: sorted(_node_names(self.index, kind)))
 
     def memoized(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per graph: the data never changes after loading."""
@@ -397,6 +398,13 @@ class GraphBuilder:
 _NODE_KINDS = {"package", "stack", "compiler", "target", "tag"}
 
 
+def _node_names(index: dict[IndexKey, array], kind: str) -> list[str]:
+    """Names of the attribute nodes of one kind: those of the index (``none`` is no compiler)."""
+    if kind not in _NODE_KINDS:
+        return []
+    return [value for k, value, tag in index if k == kind and tag is None and value != NO_COMPILER]
+
+
 def _graph_of(
     specs: list[SpecRecord],
     index: dict[IndexKey, array],
@@ -408,11 +416,7 @@ def _graph_of(
     """
     g = nx.DiGraph()
     nodes = [("spec", r.hash) for r in specs]
-    nodes += sorted(
-        (kind, value)
-        for kind, value, tag in index
-        if kind in _NODE_KINDS and tag is None and value != NO_COMPILER
-    )
+    nodes += sorted((kind, name) for kind in _NODE_KINDS for name in _node_names(index, kind))
     # What add_nodes_from and add_edges_from do, without their per-node checks.
     # Nodes share one empty attribute dict, and most share one empty adjacency
     # (they have no edges): the frozen graph changes neither. A node with edges

@@ -26,16 +26,18 @@ from array import array
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
-from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
-from .columns import index_columns, index_of, ranks_bytes, ranks_of, spec_columns, spec_records
+from .columns import index_columns, index_of, spec_columns, spec_records
 from .loader import LoadReport, Problem, _Loader, collector_paused
 from .model import CacheGraph, IndexKey, SpecRecord, ordered_index, rank_index, sort_key
 
 #: Fewer files than this load in one process: a second one would not pay for its start.
 MIN_FILES = 2000
+#: The share of the files this process reads: the second one also starts Python and
+#: sends its specs back (and this one takes them in), about a tenth more work per file.
+MINE = 0.55
 
 # Problems sort as one process reports them: those of reading, in file order,
 # then those found once every file is read (key (stage, file position)).
@@ -98,7 +100,7 @@ def _cores() -> int:
 
 
 def _halves(files: list[Path]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]] | None:
-    """Files by folder name, split into two halves of about as many files; None if not pages."""
+    """Files by folder name, split into two parts (``MINE`` of them first); None if not pages."""
     if any(path.suffix == ".json" for path in files):
         return None
     folders: dict[str, list[tuple[int, str]]] = defaultdict(list)
@@ -109,7 +111,7 @@ def _halves(files: list[Path]) -> tuple[list[tuple[int, str]], list[tuple[int, s
     first: list[tuple[int, str]] = []
     second: list[tuple[int, str]] = []
     for name in sorted(folders):
-        (first if len(first) < len(files) / 2 else second).extend(folders[name])
+        (first if len(first) < len(files) * MINE else second).extend(folders[name])
     if not second:
         return None
     return sorted(first), sorted(second)
@@ -229,11 +231,10 @@ def _read_sent(stdin: IO[bytes]) -> bytes:
     """``read_part`` in the second process, of the files sent, as bytes to send back."""
     with collector_paused():
         part = read_part(_received_frame(stdin), lambda count: _received_frame(stdin))
-        rank = dict(zip(map(attrgetter("hash"), part.specs), range(len(part.specs)), strict=True))
         body = {
             "columns": spec_columns(part.specs),
             "index": index_columns(part.index),
-            "hashes": ranks_bytes(map(rank.__getitem__, part.hashes)),
+            "hashes": part.hashes,  # the same strings as the specs': marshal writes each once
             "problems": [(key, *astuple(p)) for key, p in part.problems],
             "counts": (part.pages, part.records, part.unresolved),
             "tags": part.tags,
@@ -243,10 +244,15 @@ def _read_sent(stdin: IO[bytes]) -> bytes:
 
 def _received(data: bytes) -> Part:
     body = marshal.loads(data)
-    specs = spec_records(body["columns"])
-    hashes = [specs[rank].hash for rank in ranks_of(body["hashes"])]
     problems = [(key, Problem(*fields)) for key, *fields in body["problems"]]
-    return Part(specs, index_of(body["index"]), hashes, problems, *body["counts"], body["tags"])
+    return Part(
+        spec_records(body["columns"]),
+        index_of(body["index"]),
+        body["hashes"],
+        problems,
+        *body["counts"],
+        body["tags"],
+    )
 
 
 if __name__ == "__main__":

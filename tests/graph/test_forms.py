@@ -62,6 +62,22 @@ def test_a_meta_that_disagrees_is_a_warning_and_spec_details_win(tmp_path):
     assert len(graph.ordered) == 1
 
 
+def test_a_meta_compiler_that_is_not_a_string_is_a_warning_not_a_crash(tmp_path):
+    records = [record(fake_hash("c"), compiler="gcc@=11.4.0")]
+    path = write_page(tmp_path, "pkg", "develop", records, {"compilers": ["gcc@=11.4.0", 12]})
+    graph, report = load([tmp_path])
+    assert report.problems == [
+        Problem(
+            str(path),
+            'meta compilers says ["12", "gcc@11.4.0"] but spec_details give ["gcc@11.4.0"]; '
+            "using spec_details",
+            5,
+            "warning",
+        )
+    ]
+    assert graph.spec(fake_hash("c")).compiler == "gcc@11.4.0"
+
+
 def test_a_page_that_needs_yaml_loads_like_the_json_lines(tmp_path):
     rec = record(fake_hash("y"))
     text = page_text("pkg", "v0.21.0", [rec]).replace(
