@@ -285,17 +285,14 @@ class GraphBuilder:
         returns False, for the caller to add them one by one.
         """
         new = [k is None for k in known]
-        again = list(compress(known, map(not_, new)))
-        if again:
-            stated = list(compress(records, map(not_, new)))
+        if not all(new):
+            old = list(map(not_, new))
+            again = list(compress(known, old))
             if not all(map(attrgetter("from_page"), again)) or list(map(_SAME, again)) != list(
-                map(_SAME, stated)
+                map(_SAME, compress(records, old))
             ):
                 return False
-            listed = list(compress(stacks, map(not_, new)))
-            layouts = list(map(self._listed_again, again, repeat(tag), listed))
-            deque(map(setattr, again, repeat("stacks"), map(itemgetter(0), layouts)), maxlen=0)
-            deque(map(setattr, again, repeat("all_stacks"), map(itemgetter(1), layouts)), maxlen=0)
+            _place(again, list(map(self._listed_again, again, repeat(tag), compress(stacks, old))))
             records, stacks = list(compress(records, new)), list(compress(stacks, new))
         self.add_first_listings(records, stacks, tag)
         return True
@@ -315,8 +312,7 @@ class GraphBuilder:
                 if layouts[i] is None:
                     merged = self._union(EMPTY, listed)
                     layouts[i] = known[listed] = (self._layout(NO_LAYOUT, tag, merged), merged)
-        deque(map(setattr, records, repeat("stacks"), map(itemgetter(0), layouts)), maxlen=0)
-        deque(map(setattr, records, repeat("all_stacks"), map(itemgetter(1), layouts)), maxlen=0)
+        _place(records, layouts)
         self.records.update(zip(map(attrgetter("hash"), records), records, strict=True))
 
     def shared_tuple(self, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -393,6 +389,12 @@ class GraphBuilder:
             union = known.union(more)
             found = self._unions[key] = self._stack_sets.setdefault(union, union)
         return found
+
+
+def _place(records: list[SpecRecord], layouts: list[tuple[Mapping, frozenset[str]]]) -> None:
+    """Give each record its stack layout and stack set, in C loops."""
+    deque(map(setattr, records, repeat("stacks"), map(itemgetter(0), layouts)), maxlen=0)
+    deque(map(setattr, records, repeat("all_stacks"), map(itemgetter(1), layouts)), maxlen=0)
 
 
 _NODE_KINDS = {"package", "stack", "compiler", "target", "tag"}

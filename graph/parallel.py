@@ -195,14 +195,16 @@ class _Helper:
         return 0
 
     def _talk(self, files: bytes) -> None:
+        out = None
         with contextlib.suppress(OSError, ValueError):  # it ended early: it said why on stderr
-            _send(self.process.stdin, files)
-            self.placed.wait()
-            _send(self.process.stdin, marshal.dumps(self.first_rank))
-            self.process.stdin.close()
-            out = self.process.stdout.read()
-            if self.process.wait() == 0:
-                self.sent = out
+            with self.process.stdin as stdin:
+                _send(stdin, files)
+                self.placed.wait()
+                _send(stdin, marshal.dumps(self.first_rank))
+            with self.process.stdout as stdout:
+                out = stdout.read()
+        if self.process.wait() == 0:
+            self.sent = out
 
     def result(self) -> bytes | None:
         if self.thread is not None:
