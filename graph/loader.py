@@ -9,7 +9,6 @@ and the problem; everything else still loads.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import json
 import os
@@ -308,7 +307,7 @@ class _Loader:
             if isinstance(actual, set) and isinstance(stated, list):
                 stated = set(map(str, stated))
                 if key == "compilers":
-                    stated = _stated_compilers(frozenset(stated))
+                    stated = {normalize_compiler(c) or "none" for c in stated}
             if stated != actual:
                 self.problem(
                     path,
@@ -451,11 +450,6 @@ class _Loader:
                     )
                 elif (found := self.builder.spec(root).package) != package:
                     self.problem(path, f"{filename} describes package {found!r}, not {package!r}")
-
-
-@functools.lru_cache(maxsize=4096)  # pages of one cache state a few hundred compiler lists
-def _stated_compilers(stated: frozenset[str]) -> set[str]:
-    return {normalize_compiler(c) or "none" for c in stated}
 
 
 def _brief(value: Any) -> str:
