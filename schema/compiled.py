@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import keyword
+import math
+import time
 from collections.abc import Callable
-from math import isfinite
 from typing import Any
 
 from graphql import (
@@ -57,8 +58,6 @@ from strawberry.types.arguments import convert_arguments
 
 #: (value, run) -> the value as JSON
 Complete = Callable[[Any, "Run"], Any]
-#: (source, run) -> the field's value
-Resolve = Callable[[Any, "Run"], Any]
 
 
 class Unplannable(Exception):
@@ -85,6 +84,8 @@ class Plan:
         self, schema: GraphQLSchema, operation: OperationDefinitionNode, complete: Complete
     ) -> None:
         self.schema, self.operation, self._complete = schema, operation, complete
+        #: how long the latest answer took to compute, in seconds
+        self.latest = math.inf
 
     def answer(
         self, variables: dict[str, Any] | None, context: Any, root: Any = None
@@ -97,10 +98,13 @@ class Plan:
             )
             if isinstance(values, list):  # errors, which the standard way reports
                 return None
+        started = time.perf_counter()
         try:
             return self._complete(root, Run(context, values))
         except Exception:  # any fault: the standard way reports it
             return None
+        finally:
+            self.latest = time.perf_counter() - started
 
 
 @functools.lru_cache(maxsize=1024)
@@ -204,28 +208,39 @@ class _Compiler:
         if definition is None or field is None or field.extensions or field.is_async:
             raise Unplannable(name)  # introspection, or what only Strawberry's wrapper does
         if field.base_resolver is not None:
-            names[f"resolve_{i}"] = self.resolver(field, definition, nodes[0])
-            value = f"resolve_{i}(value, run)"
+            names[f"resolve_{i}"], value = self.resolver(field, definition, nodes[0], i)
         elif field.default_resolver is getattr and _plain_name(field.python_name):
             value = f"value.{field.python_name}"
         else:
             raise Unplannable(name)
         selections = [node.selection_set for node in nodes if node.selection_set is not None]
         names[f"complete_{i}"] = self.completer(definition.type, selections)
-        native = _NATIVE.get(getattr(get_nullable_type(definition.type), "name", None))
-        if native is None:
-            return f"complete_{i}({value}, run)"
-        # The common case inline: a value already of its JSON type.
-        names[f"native_{i}"] = native
-        return (
-            f"(x_{i} if (x_{i} := {value}).__class__ is native_{i} else complete_{i}(x_{i}, run))"
-        )
+        # The common cases inline: a value already of its JSON type, a list of objects.
+        type_ = get_nullable_type(definition.type)
+        check = _NATIVE_CHECKS.get(getattr(type_, "name", None))
+        if check is not None:
+            names["isfinite"] = math.isfinite
+            test = check.format(set=f"(x_{i} := {value})", x=f"x_{i}")
+            return f"(x_{i} if {test} else complete_{i}(x_{i}, run))"
+        item = type_.of_type if is_list_type(type_) else None
+        if is_non_null_type(item) and is_object_type(item.of_type):
+            names[f"item_{i}"] = self.completer(item, selections)
+            return (
+                f"(complete_{i}(x_{i}, run) if (x_{i} := {value}) is None "
+                f"else [item_{i}(v, run) for v in x_{i}])"
+            )
+        return f"complete_{i}({value}, run)"
 
-    def resolver(self, field: Any, definition: GraphQLField, node: FieldNode) -> Resolve:
+    def resolver(
+        self, field: Any, definition: GraphQLField, node: FieldNode, i: int
+    ) -> tuple[Callable, str]:
+        """The function to call for a field, and the expression calling it on ``value``."""
         function, resolver = field.base_resolver.wrapped_func, field.base_resolver
         takes_self = resolver.self_parameter is not None
         info = resolver.info_parameter.name if resolver.info_parameter else None
         sources = [p.name for p in (resolver.root_parameter, resolver.parent_parameter) if p]
+        if not (definition.args or info or sources):  # nothing to pass: call it as it is
+            return function, f"resolve_{i}(value)" if takes_self else f"resolve_{i}()"
         arguments = self.arguments(field, definition, node)
 
         def resolve(source: Any, run: Run) -> Any:
@@ -236,7 +251,7 @@ class _Compiler:
                 kwargs[parameter] = source
             return function(source, **kwargs) if takes_self else function(**kwargs)
 
-        return resolve
+        return resolve, f"resolve_{i}(value, run)"
 
     def arguments(
         self, field: Any, definition: GraphQLField, node: FieldNode
@@ -288,6 +303,12 @@ def _uses_variables(value: ValueNode) -> bool:
 
 # The common scalars pass through as they are when already of their JSON type.
 _NATIVE = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bool}
+# The same tests in generated code, on the expression ``set`` that names its value ``x``.
+_NATIVE_CHECKS = {
+    **{name: f"{{set}}.__class__ is {native.__name__}" for name, native in _NATIVE.items()},
+    GraphQLInt.name: "({set}.__class__ is int and -2147483648 <= {x} <= 2147483647)",
+    GraphQLFloat.name: "({set}.__class__ is float and isfinite({x}))",
+}
 _INT32 = range(-(2**31), 2**31)
 
 
@@ -300,7 +321,7 @@ def _leaf(type_: GraphQLLeafType, nullable: bool) -> Complete:
     if type_.name == GraphQLInt.name:
         return lambda v, _run: v if v.__class__ is int and v in _INT32 else serialized(v)
     if type_.name == GraphQLFloat.name:
-        return lambda v, _run: v if v.__class__ is float and isfinite(v) else serialized(v)
+        return lambda v, _run: v if v.__class__ is float and math.isfinite(v) else serialized(v)
     if native is not None:
         return lambda v, _run: v if v.__class__ is native else serialized(v)
     return lambda v, _run: serialized(v)

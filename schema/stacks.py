@@ -75,7 +75,13 @@ class StackOverlap:
 
     @strawberry.field(description="The two stacks, ordered by name.")
     def stacks(self: queries.Overlap) -> list[Stack]:
-        return [Stack.named(name) for name in self.pair]
+        return _pair(self.pair)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pair(names: tuple[str, str]) -> tuple[Stack, ...]:
+    # Made once per pair, like Stack.named: an answer of every overlap asks for each.
+    return tuple(map(Stack.named, names))
 
 
 def find_stack(info: Info, name: str) -> Stack | None:

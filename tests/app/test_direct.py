@@ -3,13 +3,17 @@ plan (``schema.compiled``), sparing Strawberry's layers, with the same JSON."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
+from cachegraph.view import _inline
 from graph import CacheGraph
+from schema import compiled, schema
+from schema.limits import Checked
 from tests.conftest import execute
 
 POINT = "query($h: String!) { spec(hash: $h) { hash version compiler { name } } }"
@@ -68,3 +72,23 @@ def test_a_fault_on_the_direct_path_is_reported_by_the_standard_one(client):
     }
     assert answers == [expected, expected]
     assert executions(client) == {"standard": 2.0}
+
+
+@pytest.mark.parametrize(
+    ("cost", "walks", "latest", "inline"),
+    [
+        (10, False, math.inf, True),
+        (10_000, False, math.inf, False),
+        (10_000, False, 0.0005, True),
+        (10_000, False, 0.5, False),
+        (10, True, 0.0005, False),
+    ],
+    ids=["small", "large, not answered yet", "large, fast last time", "slow last time", "walks"],
+)
+def test_an_operation_runs_on_the_event_loop_when_small_or_fast_the_last_time(
+    cost, walks, latest, inline
+):
+    plan = compiled.plan(schema, PAGE + "# a plan of this test's own", None)
+    plan.latest = latest
+    assert _inline(Checked(cost, walks), plan) is inline
+    assert _inline(None, plan) is False  # not checked before: the standard path, in a thread

@@ -74,10 +74,27 @@ def test_a_fault_gives_no_answer_and_the_standard_path_reports_it(seeds_graph, q
 
 
 @strawberry.type
+class Item:
+    name: str
+
+
+@strawberry.type
 class Broken:
     @strawberry.field
     def name(self) -> str:
         return None  # type: ignore[return-value]
+
+    @strawberry.field
+    def big(self) -> int:
+        return 2**31
+
+    @strawberry.field
+    def ratio(self) -> float:
+        return float("nan")
+
+    @strawberry.field
+    def items(self) -> list[Item]:
+        return [Item(name="a"), None]  # type: ignore[list-item]
 
     @strawberry.field
     def names(self) -> list[str]:
@@ -87,15 +104,42 @@ class Broken:
     def maybe(self) -> str | None:
         return None
 
+    @strawberry.field
+    def no_items(self) -> list[Item] | None:
+        return None
+
+    @strawberry.field
+    def sizes(self) -> list[Item]:
+        return (Item(name="1"), Item(name="2"))  # type: ignore[return-value]
+
+    @strawberry.field
+    def count(self) -> int:
+        return -(2**31)
+
+    @strawberry.field
+    def share(self) -> float:
+        return 0.25
+
 
 TINY = strawberry.Schema(query=Broken)
 
 
-@pytest.mark.parametrize("query", ["{ name }", "{ names }"])
-def test_a_null_where_the_schema_forbids_one_gives_no_answer(query):
+@pytest.mark.parametrize(
+    "query", ["{ name }", "{ names }", "{ big }", "{ ratio }", "{ items { name } }"]
+)
+def test_a_value_the_schema_refuses_gives_no_answer(query):
     assert TINY.execute_sync(query).errors
     assert compiled.plan(TINY, query, None).answer(None, None) is None
 
 
-def test_a_null_where_the_schema_allows_one_is_answered():
-    assert compiled.plan(TINY, "{ maybe }", None).answer(None, None) == {"maybe": None}
+def test_values_the_schema_takes_are_answered_as_the_standard_path_does():
+    query = "{ maybe noItems { name } sizes { name } count share }"
+    expected = {
+        "maybe": None,
+        "noItems": None,
+        "sizes": [{"name": "1"}, {"name": "2"}],
+        "count": -(2**31),
+        "share": 0.25,
+    }
+    assert TINY.execute_sync(query).data == expected
+    assert compiled.plan(TINY, query, None).answer(None, None) == expected
