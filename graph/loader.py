@@ -27,7 +27,14 @@ from .errors import BadRecord
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .model import CacheGraph, GraphBuilder
 from .names import normalize_compiler
-from .records import node_dependencies, node_record, page_record, well_formed_rows
+from .records import (
+    SUMMARIZED,
+    Listed,
+    node_dependencies,
+    node_record,
+    page_record,
+    well_formed_rows,
+)
 
 #: Spack build-cache index database versions this loader understands.
 INDEX_VERSIONS = {"5", "6", "7", "8"}
@@ -236,17 +243,23 @@ class _Loader:
                 if self.add_listing(path, number, row, (record, stacks), tag, line):
                     kept.append((record, stacks))
         else:
-            kept = self.add_listed(path, rows, *listed, tag, line)
-        if len(kept) == len(rows):  # else meta is compared with a page we did not fully read
-            self.check_meta(path, fields.get("meta"), kept, key_lines.get("meta"))
+            kept = self.add_listed(path, rows, listed, tag, line)
+        meta = fields.get("meta")
+        if meta is not None and len(kept) == len(rows):  # else it summarizes what we did not read
+            if listed is None:
+                records = list(map(itemgetter(0), kept))
+                columns = {f: list(map(attrgetter(f), records)) for f in SUMMARIZED}
+                listed = Listed(records, list(map(itemgetter(1), kept)), columns)
+            self.check_meta(path, meta, listed, key_lines.get("meta"))
 
     def add_listed(
-        self, path: Path, rows: list, records: list, stacks: list, tag: str, line: int | None
+        self, path: Path, rows: list, listed: Listed, tag: str, line: int | None
     ) -> list[tuple]:
         """Add a well-formed page's records; return those kept.
 
         At once when none would warn or be refused (nearly always), else one by one.
         """
+        records, stacks = listed.records, listed.stacks
         hashes = list(map(attrgetter("hash"), records))
         known = list(map(self.builder.records.get, hashes))
         if len(set(hashes)) == len(hashes) and self.builder.add_listings(
@@ -281,23 +294,21 @@ class _Loader:
         named = f" ({hash})" if isinstance(hash, str) and hash else ""
         self.problem(path, f"record {number}{named}: {exc.message}", line)
 
-    def check_meta(self, path: Path, meta: Any, kept: list, line: int | None) -> None:
+    def check_meta(self, path: Path, meta: Any, listed: Listed, line: int | None) -> None:
         """Warn where a page's ``meta`` summary disagrees with its records."""
-        if meta is None:
-            return
         if not isinstance(meta, dict):
             self.problem(path, "'meta' is not a mapping; ignored", line, warning=True)
             return
-        records = list(map(itemgetter(0), kept))
-        stacks = list(chain.from_iterable(map(itemgetter(1), kept)))
+        columns = listed.columns
+        stacks = list(chain.from_iterable(listed.stacks))
         derived = {
-            "num_specs": len(kept),
+            "num_specs": len(listed.records),
             "num_specs_by_stack": dict(Counter(stacks)),
-            "versions": set(map(attrgetter("version"), records)),
-            "compilers": {c or "none" for c in set(map(attrgetter("compiler"), records))},
-            "oss": set(map(attrgetter("os"), records)),
-            "platforms": set(map(attrgetter("platform"), records)),
-            "targets": set(map(attrgetter("target"), records)),
+            "versions": set(columns["version"]),
+            "compilers": {c or "none" for c in set(columns["compiler"])},
+            "oss": set(columns["os"]),
+            "platforms": set(columns["platform"]),
+            "targets": set(columns["target"]),
             "stacks": set(stacks),
         }
         for key, actual in derived.items():

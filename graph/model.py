@@ -93,14 +93,13 @@ class CacheGraph:
         """A graph of specs already in contract order and their index (see ``of``)."""
         #: every spec in contract order; a spec's rank is its position here
         self.ordered = ordered
-        self.rank: dict[str, int] = dict(
-            zip(map(attrgetter("hash"), ordered), range(len(ordered)), strict=True)
-        )
+        in_order = list(map(attrgetter("hash"), ordered))
+        self.rank: dict[str, int] = dict(zip(in_order, range(len(ordered)), strict=True))
         #: hashes in string order, for prefix lookups
-        self.hashes: list[str] = sorted(self.rank) if hashes is None else hashes
+        self.hashes: list[str] = sorted(in_order) if hashes is None else hashes
         self.index = index
         self.deps = deps
-        self.g: nx.DiGraph = _graph_of(ordered, index, deps)
+        self.g: nx.DiGraph = _graph_of(in_order, index, deps)
         self.memo: dict[Any, Any] = {}
         self._kept: OrderedDict[Any, Any] = OrderedDict()
         self._kept_lock = threading.Lock()
@@ -408,16 +407,16 @@ def _node_names(index: dict[IndexKey, array], kind: str) -> list[str]:
 
 
 def _graph_of(
-    specs: list[SpecRecord],
+    hashes: list[str],
     index: dict[IndexKey, array],
     deps: dict[tuple[str, str], frozenset[str]],
 ) -> nx.DiGraph:
-    """The frozen graph of these specs: spec and attribute nodes, dependency edges.
+    """The frozen graph of the specs of these hashes: spec and attribute nodes, dependency edges.
 
     Edges of equal deptypes share one attribute dict: the graph never changes.
     """
     g = nx.DiGraph()
-    nodes = [("spec", r.hash) for r in specs]
+    nodes = list(zip(repeat("spec"), hashes))
     nodes += sorted((kind, name) for kind in _NODE_KINDS for name in _node_names(index, kind))
     # What add_nodes_from and add_edges_from do, without their per-node checks.
     # Nodes share one empty attribute dict, and most share one empty adjacency

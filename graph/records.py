@@ -10,7 +10,7 @@ from collections.abc import Callable
 from itertools import chain, repeat
 from operator import itemgetter
 from sys import intern
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import BadRecord
 from .model import EMPTY, NO_LAYOUT, SpecRecord
@@ -76,10 +76,22 @@ _COLUMNS = [itemgetter(name) for name in _FIELDS]
 _HASHES = re.compile(r"[a-z0-9]*")
 
 
+#: The one-value fields a page's ``meta`` summarizes.
+SUMMARIZED = ("version", "compiler", "os", "platform", "target")
+
+
+class Listed(NamedTuple):
+    """A page's records, the stacks each lists, and their ``SUMMARIZED`` fields as columns."""
+
+    records: list[SpecRecord]
+    stacks: list[tuple[str, ...]]
+    columns: dict[str, list]
+
+
 def well_formed_rows(
     rows: list, package: str, source: str, shared: Callable[[list[tuple]], list[tuple]] = list
-) -> tuple[list[SpecRecord], list[tuple[str, ...]]] | None:
-    """The records of a page's rows exactly as the public site writes them, and their stacks.
+) -> Listed | None:
+    """The records of a page's rows exactly as the public site writes them.
 
     None when any row is unusual: then ``page_record`` checks each row and says
     what is wrong. Nearly every row of a large load comes this way, so the
@@ -111,24 +123,38 @@ def well_formed_rows(
         return None
     compiler_of = {c: (n := normalize_compiler(c)) and intern(n) for c in set(compilers)}
     as_tuples = shared(list(map(tuple, versions)))
+    summarized = dict(
+        zip(
+            SUMMARIZED,
+            (
+                list(map(itemgetter(0), as_tuples)),
+                list(map(compiler_of.__getitem__, compilers)),
+                list(map(intern, oss)),
+                list(map(intern, platforms)),
+                list(map(intern, targets)),
+            ),
+            strict=True,
+        )
+    )
+    version, compiler, os, platform, target = summarized.values()
     records = list(
         map(
             SpecRecord,
             hashes,
             repeat(intern(package)),
-            map(itemgetter(0), as_tuples),
+            version,
             as_tuples,
-            map(compiler_of.__getitem__, compilers),
-            map(intern, oss),
-            map(intern, platforms),
-            map(intern, targets),
+            compiler,
+            os,
+            platform,
+            target,
             shared(list(map(tuple, variants))),
             repeat(NO_LAYOUT),
             repeat(EMPTY),
             repeat(source),
         )
     )
-    return records, list(map(tuple, stacks))
+    return Listed(records, list(map(tuple, stacks)), summarized)
 
 
 def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:

@@ -124,9 +124,10 @@ def test_a_page_read_column_by_column_gives_the_records_of_row_by_row(page: RawP
     assert listed is not None
     one_by_one = [page_record(row, page.package, "p") for row in page.records]
     fields = SpecRecord.__slots__
-    assert [(tuple(getattr(r, f) for f in fields), s) for r, s in zip(*listed, strict=True)] == [
-        (tuple(getattr(r, f) for f in fields), s) for r, s in one_by_one
-    ]
+    assert [
+        (tuple(getattr(r, f) for f in fields), s)
+        for r, s in zip(listed.records, listed.stacks, strict=True)
+    ] == [(tuple(getattr(r, f) for f in fields), s) for r, s in one_by_one]
 
 
 @pytest.mark.parametrize(
