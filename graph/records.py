@@ -123,38 +123,28 @@ def well_formed_rows(
         return None
     compiler_of = {c: (n := normalize_compiler(c)) and intern(n) for c in set(compilers)}
     as_tuples = shared(list(map(tuple, versions)))
-    summarized = dict(
-        zip(
-            SUMMARIZED,
-            (
-                list(map(itemgetter(0), as_tuples)),
-                list(map(compiler_of.__getitem__, compilers)),
-                list(map(intern, oss)),
-                list(map(intern, platforms)),
-                list(map(intern, targets)),
-            ),
-            strict=True,
-        )
+    summarized = (
+        list(map(itemgetter(0), as_tuples)),
+        list(map(compiler_of.__getitem__, compilers)),
+        list(map(intern, oss)),
+        list(map(intern, platforms)),
+        list(map(intern, targets)),
     )
-    version, compiler, os, platform, target = summarized.values()
     records = list(
         map(
             SpecRecord,
             hashes,
             repeat(intern(package)),
-            version,
+            summarized[0],
             as_tuples,
-            compiler,
-            os,
-            platform,
-            target,
+            *summarized[1:],
             shared(list(map(tuple, variants))),
             repeat(NO_LAYOUT),
             repeat(EMPTY),
             repeat(source),
         )
     )
-    return Listed(records, list(map(tuple, stacks)), summarized)
+    return Listed(records, list(map(tuple, stacks)), dict(zip(SUMMARIZED, summarized, strict=True)))
 
 
 def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:

@@ -154,7 +154,12 @@ class _Compiler:
         """
         # Only checked names reach the source: response keys are GraphQL names (the
         # parser allows nothing else), attributes are identifiers, the rest is repr().
-        names: dict[str, Any] = {"null": _null, "nullable": nullable}
+        names: dict[str, Any] = {
+            "null": _null,
+            "nullable": nullable,
+            "isfinite": math.isfinite,
+            "INT32": _INT32,
+        }
         entries = [
             f"{key!r}: {self.field(type_, nodes, i, names)}"
             for i, (key, nodes) in enumerate(self.collect(type_, selections))
@@ -219,7 +224,6 @@ class _Compiler:
         type_ = get_nullable_type(definition.type)
         check = _NATIVE_CHECKS.get(getattr(type_, "name", None))
         if check is not None:
-            names["isfinite"] = math.isfinite
             test = check.format(set=f"(x_{i} := {value})", x=f"x_{i}")
             return f"(x_{i} if {test} else complete_{i}(x_{i}, run))"
         item = type_.of_type if is_list_type(type_) else None
@@ -306,7 +310,7 @@ _NATIVE = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bo
 # The same tests in generated code, on the expression ``set`` that names its value ``x``.
 _NATIVE_CHECKS = {
     **{name: f"{{set}}.__class__ is {native.__name__}" for name, native in _NATIVE.items()},
-    GraphQLInt.name: "({set}.__class__ is int and -2147483648 <= {x} <= 2147483647)",
+    GraphQLInt.name: "({set}.__class__ is int and {x} in INT32)",
     GraphQLFloat.name: "({set}.__class__ is float and isfinite({x}))",
 }
 _INT32 = range(-(2**31), 2**31)
