@@ -1,7 +1,7 @@
 """Build-cache data as a NetworkX graph, and the questions asked of it."""
 
 from . import snapshot
-from .loader import IndexSource, LoadReport, Problem, load
+from .loader import IndexSource, LoadReport, MirrorSource, Problem, load
 from .model import CacheGraph, SpecRecord
 
-__all__ = ["CacheGraph", "IndexSource", "LoadReport", "Problem", "SpecRecord", "load", "snapshot"]
+__all__ = ["CacheGraph", "IndexSource", "LoadReport", "MirrorSource", "Problem", "SpecRecord", "load", "snapshot"]

@@ -27,6 +27,9 @@ _FIELDS = (
     "all_stacks",
     "source",
     "from_page",
+    "size",
+    "tarball",
+    "mirrors",
 )
 
 
@@ -63,6 +66,9 @@ def spec_records(columns: dict[str, Any]) -> list[SpecRecord]:
             c["all_stacks"],
             c["source"],
             c["from_page"],
+            c["size"],
+            c["tarball"],
+            c["mirrors"],
         )
     )
 

@@ -39,15 +39,17 @@ def source_files(paths: Iterable[str | os.PathLike], missing: list[str]) -> Iter
 def fingerprint(paths: Sequence[str], labels: Sequence[str] = (), more: Sequence[str] = ()) -> str:
     """A digest of ``labels`` and every source file's path, size and modification time.
 
-    ``more`` are files outside ``paths`` to include (indices given on their own).
+    ``more`` are files or folders outside ``paths`` to include (mirrors given on their own).
     """
     lines = list(labels)
-    for path in [*map(str, source_files(paths, [])), *more]:
+    missing: list[str] = []
+    for path in [*map(str, source_files(paths, [])), *map(str, source_files(more, missing))]:
         try:
             st = os.stat(path)
             lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
         except OSError:
             lines.append(f"{path}\tmissing")
+    lines += [f"{path}\tmissing" for path in missing]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 

@@ -1,9 +1,10 @@
 """Load build-cache data from files into a CacheGraph, reporting whatever is wrong.
 
 Sources: cache pages (one file, or folders searched recursively), Spack spec
-files (``spec-N.json``) and Spack build-cache indices (``index.json``). A file
-or record that cannot be loaded is reported with its path, line where known,
-and the problem; everything else still loads.
+files (``spec-N.json``, ``*.spec.json``, ``*.spec.json.sig``, ``*.spec.yaml``),
+build-cache indices (``index.json``) and whole mirrors in the v2 and v3 layouts
+(``graph.mirrors``). A file or record that cannot be loaded is reported with
+its path, line where known, and the problem; everything else still loads.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from dataclasses import asdict, dataclass, field
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from . import files
 from .errors import BadRecord
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
-from .model import CacheGraph, GraphBuilder
+from .mirrors import INDEX_VERSIONS, MirrorSource, held, index_installs, read_mirror
+from .model import CacheGraph, GraphBuilder, MirrorInfo
 from .names import normalize_compiler
 from .records import (
     SUMMARIZED,
@@ -35,9 +38,14 @@ from .records import (
     page_record,
     well_formed_rows,
 )
+from .specfiles import is_spec_file, spec_document, spec_nodes
 
-#: Spack build-cache index database versions this loader understands.
-INDEX_VERSIONS = {"5", "6", "7", "8"}
+__all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
+
+#: The virtuals whose provider is a Spack >= 1.0 spec's compiler, in the order looked for.
+COMPILER_VIRTUALS = ("c", "cxx", "fortran")
+#: Files a build cache keeps beside its specs that hold no spec: keys, digests, manifests.
+_COMPANIONS = (".hash", ".pub", ".manifest.json")
 _SPEC_FILE = re.compile(r"spec-\d+\.json")
 
 
@@ -60,6 +68,7 @@ class LoadReport:
     pages: int = 0
     spec_files: int = 0
     indices: int = 0
+    mirrors: int = 0
     records: int = 0
     specs: int = 0
     tags: list[str] = field(default_factory=list)
@@ -77,7 +86,9 @@ class LoadReport:
 
     def summary(self) -> str:
         return (
-            f"{self.pages} pages, {self.spec_files} spec files, {self.indices} indices: "
+            f"{self.pages} pages, {self.spec_files} spec files, {self.indices} indices"
+            + (f", {self.mirrors} mirrors" if self.mirrors else "")
+            + ": "
             f"{self.records} records, {self.specs} specs, {len(self.tags)} tags; "
             f"{len(self.errors)} errors, {len(self.problems) - len(self.errors)} warnings"
             + (f"; {self.unresolved} specs unresolved" if self.unresolved else "")
@@ -90,25 +101,8 @@ class LoadReport:
         return data
 
 
-@dataclass(frozen=True)
-class IndexSource:
-    """A build-cache index whose hashes a stack holds in a tag (``TAG:STACK=PATH``)."""
-
-    tag: str
-    stack: str
-    path: Path
-
-    @classmethod
-    def parse(cls, text: str) -> IndexSource:
-        """
-        >>> IndexSource.parse("develop:e4s=/mirror/index.json")
-        IndexSource(tag='develop', stack='e4s', path=PosixPath('/mirror/index.json'))
-        """
-        label, sep, path = text.partition("=")
-        tag, colon, stack = label.partition(":")
-        if not (sep and colon and tag and stack and path):
-            raise ValueError(f"expected TAG:STACK=PATH, got {text!r}")
-        return cls(tag, stack, Path(path))
+#: ``--index TAG:STACK=PATH`` of earlier versions: an index is a v2 mirror.
+IndexSource = MirrorSource
 
 
 Progress = Callable[[int, int], None]  # (files read, specs so far)
@@ -116,12 +110,12 @@ Progress = Callable[[int, int], None]  # (files read, specs so far)
 
 def load(
     paths: Iterable[str | os.PathLike] = (),
-    indices: Iterable[IndexSource] = (),
+    mirrors: Iterable[MirrorSource] = (),
     progress: Progress | None = None,
     processes: int | None = None,
     before_reading: Callable[[], object] | None = None,
 ) -> tuple[CacheGraph, LoadReport]:
-    """Load every source under ``paths`` and each index; return the graph and the report.
+    """Load every source under ``paths`` and each mirror; return the graph and the report.
 
     ``processes``: 1 reads in this process only; 2 reads a tree of pages in two
     processes whenever its sources allow; None (the default) does so for a
@@ -132,21 +126,21 @@ def load(
 
     started = time.perf_counter()
     loader = _Loader()
-    indices = list(indices)
+    mirrors = list(mirrors)
     with collector_paused():
         sources = source_files(paths, loader.report)
         if before_reading is not None:
             before_reading()
         graph = None
-        if not indices and not loader.report.problems and processes != 1:
+        if not mirrors and not loader.report.problems and processes != 1:
             graph = load_in_two(sources, loader.report, force=processes == 2)
         if graph is None:
             for count, path in enumerate(sources, 1):
                 loader.read_file(path)
                 if progress is not None and count % 200 == 0:
                     progress(count, loader.builder.spec_count)
-            for source in indices:
-                loader.read_index(source.path, source)
+            for source in mirrors:
+                loader.read_mirror(source)
             graph = loader.finish()
     loader.report.seconds = round(time.perf_counter() - started, 3)
     return graph, loader.report
@@ -185,20 +179,26 @@ class _Loader:
         self.spec_file_roots: dict[Path, str] = {}
         self.old_pages: list[tuple[Path, str, list]] = []
         # Dependency edges wait for the end too: another file may describe the child.
-        self.edges: list[tuple[Path, str, str, tuple[str, ...]]] = []
+        self.edges: list[tuple[Path, str, str, tuple[str, ...], tuple[str, ...]]] = []
+        # Spack >= 1.0 specs name their compiler as a dependency: hash -> its hash.
+        self.compiler_deps: dict[str, str] = {}
 
     def problem(self, path: Path, message: str, line: int | None = None, warning=False) -> None:
         severity = "warning" if warning else "error"
         self.report.problems.append(Problem(str(path), message, line, severity))
 
     def read_file(self, path: Path) -> None:
+        if path.name.endswith(_COMPANIONS) or path.parent.name == "_pgp":
+            return  # a build cache's keys, digests and manifests: give its mirror with --mirror
         try:
             data = path.read_bytes()
         except OSError as exc:
             self.problem(path, f"cannot be read: {exc.strerror}")
             return
         try:
-            if path.suffix == ".json":
+            if is_spec_file(path.name):
+                self.read_spec_file(path, spec_document(data, path.name))
+            elif path.suffix == ".json":
                 self.read_json(path, data)
             else:
                 self.read_page(path, decode_text(data))
@@ -345,71 +345,76 @@ class _Loader:
         except ValueError as exc:
             line = getattr(exc, "lineno", None)
             raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
-        if isinstance(doc, dict) and isinstance(doc.get("spec"), dict):
-            self.read_spec_file(path, doc["spec"])
+        if isinstance(doc, dict) and isinstance(doc.get("spec"), dict | list):
+            self.read_spec_file(path, doc)
         elif isinstance(doc, dict) and isinstance(doc.get("database"), dict):
-            self.read_index(path, None, doc)
+            self.read_index(path, doc)
         elif _SPEC_FILE.fullmatch(path.name):
             raise BadRecord("not a spec file: no 'spec' mapping at the top level")
         else:
             raise BadRecord("JSON that is neither a spec file nor a build-cache index")
 
-    def read_spec_file(self, path: Path, spec: dict) -> None:
-        nodes = spec.get("nodes")
-        if not isinstance(nodes, list) or not nodes:
-            raise BadRecord("spec file has no 'nodes' list")
-        hashes = self.read_nodes(path, [(None, n) for n in nodes])
+    def read_spec_file(self, path: Path, doc: dict) -> list[str]:
+        """A spec file's nodes; return the hashes added, the root's first."""
+        hashes = self.read_nodes(path, [(None, n) for n in spec_nodes(doc)])
         self.report.spec_files += 1
         if hashes:
             self.spec_file_roots[path] = hashes[0]
+        return hashes
 
-    def read_index(self, path: Path, source: IndexSource | None, doc: dict | None = None) -> None:
-        """A Spack build-cache ``index.json``; with a source, its hashes join that stack."""
+    def read_index(self, path: Path, doc: dict) -> None:
+        """A build-cache ``index.json`` found among the data: its specs join no stack."""
         try:
-            if doc is None:
-                doc = json.loads(decode_text(path.read_bytes()))
-            db = doc.get("database") if isinstance(doc, dict) else None
-            if not isinstance(db, dict):
-                raise BadRecord("not a build-cache index: no 'database' mapping")
-            version = str(db.get("version"))
-            if version not in INDEX_VERSIONS:
-                raise BadRecord(
-                    f"unknown index database version {db.get('version')!r}; "
-                    f"this loader reads versions {', '.join(sorted(INDEX_VERSIONS))}"
-                )
-            installs = db.get("installs")
-            if not isinstance(installs, dict):
-                raise BadRecord("index 'installs' must be a mapping of hash to record")
-        except OSError as exc:
-            self.problem(path, f"cannot be read: {exc.strerror}")
-            return
-        except ValueError as exc:
-            self.problem(
-                path, f"not valid JSON: {getattr(exc, 'msg', exc)}", getattr(exc, "lineno", None)
-            )
-            return
+            installs = index_installs(doc)
         except BadRecord as exc:
             self.problem(path, exc.message, exc.line)
             return
         self.report.indices += 1
-        pairs = [
-            (h, (entry or {}).get("spec") if isinstance(entry, dict) else entry)
-            for h, entry in installs.items()
-        ]
-        hashes = self.read_nodes(path, pairs)
-        if source is None:
-            if hashes:
-                self.problem(
-                    path,
-                    "an index found among the data joins no stack; give it as "
-                    "--index TAG:STACK=PATH to set its stack membership",
-                    warning=True,
-                )
+        if self.read_nodes(path, _index_nodes(installs)):
+            self.problem(
+                path,
+                "an index found among the data joins no stack; give its mirror "
+                "as --mirror TAG:STACK=PATH to set its stack membership",
+                warning=True,
+            )
+
+    def read_mirror(self, source: MirrorSource) -> None:
+        """A whole mirror: its specs, their dependencies, sizes and tarballs; STACK holds them."""
+        read = read_mirror(source)
+        for path, message, severity in read.problems:
+            self.problem(path, message, warning=severity == "warning")
+        name = source.label
+        if name in self.builder.mirrors:
+            self.problem(
+                source.path,
+                f"a second mirror named {name!r}; give each its own name in a mirrors file",
+            )
             return
+        self.report.mirrors += 1
         self.tags.add(source.tag)
-        for hash in hashes:
+        self.builder.add_mirror(
+            MirrorInfo(name, read.location, read.layout, source.tag, source.stack)
+        )
+        holding: list[str] = []
+        if read.index is not None:
+            path, installs = read.index
+            self.report.indices += 1
+            hashes = self.read_nodes(path, _index_nodes(installs))
+            holding += [h for h in hashes if held(installs[h])]
+        for path, doc in read.spec_files:
+            try:
+                holding += self.read_spec_file(path, doc)[:1]
+            except BadRecord as exc:
+                self.problem(path, exc.message, exc.line)
+        for hash in dict.fromkeys(holding):
             record = self.builder.spec(hash)
-            self.builder.add_listing(record, source.tag, [source.stack])
+            try:
+                self.builder.add_listing(record, source.tag, [source.stack])
+            except BadRecord as exc:
+                self.problem(source.path, exc.message)
+                continue
+            tarball, size = read.tarballs.get(hash, ("", None))
+            self.builder.add_held(record, name, size, tarball)
 
     def read_nodes(self, path: Path, nodes: list[tuple[str | None, Any]]) -> list[str]:
         """Add spec nodes and their dependency edges; return the hashes added, in order."""
@@ -422,9 +427,13 @@ class _Loader:
             except BadRecord as exc:
                 self.problem(path, f"node {number}: {exc.message}")
                 continue
-            self.builder.add_node_spec(record)
+            record = self.builder.add_node_spec(record)
             added.append(record.hash)
-            edges.extend((record.hash, dep_hash, types) for _, dep_hash, types in deps)
+            edges.extend((record.hash, d.hash, d.deptypes, d.virtuals) for d in deps)
+            if record.compiler is None and not record.from_page:
+                provider = _compiler_provider(deps)
+                if provider is not None:
+                    self.compiler_deps.setdefault(record.hash, provider)
         self.report.records += len(added)
         self.edges.extend((path, *edge) for edge in edges)
         return added
@@ -440,7 +449,7 @@ class _Loader:
 
     def resolve(self) -> None:
         """Add the dependency edges and check old-form pages, once every file is read."""
-        for path, parent, child, types in self.edges:
+        for path, parent, child, types, virtuals in self.edges:
             if self.builder.spec(child) is None:
                 self.problem(
                     path,
@@ -448,7 +457,11 @@ class _Loader:
                     "describes; dependency dropped",
                 )
             else:
-                self.builder.add_dependency(parent, child, types)
+                self.builder.add_dependency(parent, child, types, virtuals)
+        for hash, provider in self.compiler_deps.items():
+            record, compiler = self.builder.spec(hash), self.builder.spec(provider)
+            if compiler is not None and record.compiler is None:
+                record.compiler = intern(f"{compiler.package}@{compiler.version}")
         for path, package, entries in self.old_pages:
             for spec_string, filename in entries:
                 root = self.spec_file_roots.get(path.parent / filename)
@@ -461,6 +474,23 @@ class _Loader:
                     )
                 elif (found := self.builder.spec(root).package) != package:
                     self.problem(path, f"{filename} describes package {found!r}, not {package!r}")
+
+
+def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
+    """(hash, node) of each record of an index's ``installs``."""
+    return [
+        (h, entry.get("spec") if isinstance(entry, dict) else entry)
+        for h, entry in installs.items()
+    ]
+
+
+def _compiler_provider(deps: list) -> str | None:
+    """The hash of the dependency providing c, else cxx, else fortran (Spack >= 1.0)."""
+    for virtual in COMPILER_VIRTUALS:
+        for dep in deps:
+            if virtual in dep.virtuals:
+                return dep.hash
+    return None
 
 
 def _brief(value: Any) -> str:

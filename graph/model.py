@@ -1,20 +1,35 @@
-"""The graph: specs and what they relate to, plus the indices queries run on.
+"""The graph: specs and everything they relate to, plus the indices queries run on.
 
-Nodes are ``(kind, name)`` tuples -- ``("spec", hash)``, ``("package", name)``,
-``("stack", name)``, ``("compiler", name)``, ``("target", name)``, ``("tag", name)``.
-A spec's record (a compact SpecRecord with interned strings) is found by its
-hash (``CacheGraph.spec``): its package, compiler, target, tags and stacks are
-attributes there, and the rank indices below answer "which specs have this
-attribute" in order. Nodes carry no attributes of their own: a million
-attribute dicts would cost a restart a second and 180 MB.
-Edges are what only a graph can say: spec -> spec ``depends_on`` with
-``deptypes`` (build, link, run, test).
+Nodes are ``(kind, name)`` tuples. Every relation is an edge, and each edge's
+data says its ``kind``:
 
-An edge from each spec to each of its attributes would repeat the indices and
-cost a 1M-spec load most of its time and a gigabyte; they are not built.
+=================  ==========================  ======================================
+edge               kind                        data besides ``kind``
+=================  ==========================  ======================================
+spec -> spec       ``depends_on``              ``deptypes``, ``virtuals`` (frozensets)
+spec -> package    ``package``
+spec -> compiler   ``compiler``                (no edge when the spec has none)
+spec -> target     ``target``
+spec -> os         ``os``
+spec -> platform   ``platform``
+spec -> stack      ``stack``                   ``tags``: the tags it holds the spec in
+spec -> tag        ``tag``
+spec -> mirror     ``mirror``
+mirror -> tag      ``tag``
+mirror -> stack    ``stack``                   ``tags``: the mirror's one tag
+=================  ==========================  ======================================
 
-The data never changes after it is built, so the indices are built once, the
-graph is frozen, and answers that are costly to compute are memoized on it.
+Mirror nodes carry a ``mirror`` attribute (a ``MirrorInfo``); no other node has
+attributes. A spec's record (a compact SpecRecord with interned strings) is
+found by its hash (``CacheGraph.spec``); resolvers of relations walk the edges.
+
+The graph never changes after it is built, so edges of equal data share one
+attribute dict and nodes one empty attribute dict (NetworkX's documented
+factory hooks, ``CacheDiGraph``): a million specs cost their adjacency, not a
+million copies of ``{"kind": "package"}``. The rank indices (specs in contract
+order per attribute value) are caches of the same relations that make a
+filtered, paged answer cost in proportion to the answer; answers that are
+costly to compute are memoized on the graph.
 """
 
 from __future__ import annotations
@@ -61,6 +76,12 @@ class SpecRecord:
     source: str = ""
     #: False for a spec known only from a spec file or index node.
     from_page: bool = True
+    #: the binary tarball's size in bytes, when a source says
+    size: float | None = None
+    #: where the tarball is, in the first mirror (by name) holding it
+    tarball: str = ""
+    #: names of the mirrors holding it
+    mirrors: frozenset[str] = EMPTY
 
     @property
     def compiler_key(self) -> str:
@@ -68,6 +89,21 @@ class SpecRecord:
 
     def stacks_in(self, tag: str | None) -> frozenset[str]:
         return self.all_stacks if tag is None else self.stacks.get(tag, EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorInfo:
+    """A build-cache mirror as loaded: the attributes of its graph node."""
+
+    name: str
+    location: str
+    layout: str  # "v2" or "v3"
+    tag: str
+    stack: str
+
+
+#: (deptypes, virtuals) of a dependency edge
+DepTypes = tuple[frozenset[str], frozenset[str]]
 
 
 def sort_key(spec: SpecRecord) -> tuple:
@@ -87,8 +123,9 @@ class CacheGraph:
         self,
         ordered: list[SpecRecord],
         index: dict[IndexKey, array],
-        deps: dict[tuple[str, str], frozenset[str]],
+        deps: dict[tuple[str, str], DepTypes],
         hashes: list[str] | None = None,
+        mirrors: Iterable[MirrorInfo] = (),
     ) -> None:
         """A graph of specs already in contract order and their index (see ``of``)."""
         #: every spec in contract order; a spec's rank is its position here
@@ -99,17 +136,21 @@ class CacheGraph:
         self.hashes: list[str] = sorted(in_order) if hashes is None else hashes
         self.index = index
         self.deps = deps
-        self.g: nx.DiGraph = _graph_of(in_order, index, deps)
+        self.mirrors: dict[str, MirrorInfo] = {m.name: m for m in sorted(mirrors, key=_name)}
+        self.g: nx.DiGraph = graph_of(ordered, deps, self.mirrors.values())
         self.memo: dict[Any, Any] = {}
         self._kept: OrderedDict[Any, Any] = OrderedDict()
         self._kept_lock = threading.Lock()
 
     @classmethod
     def of(
-        cls, records: Iterable[SpecRecord], deps: dict[tuple[str, str], frozenset[str]]
+        cls,
+        records: Iterable[SpecRecord],
+        deps: dict[tuple[str, str], DepTypes],
+        mirrors: Iterable[MirrorInfo] = (),
     ) -> CacheGraph:
-        """The graph of these records and dependencies, (parent, child) -> deptypes."""
-        return cls(*ordered_index(records), deps)
+        """The graph of these records, dependencies ((parent, child) -> DepTypes) and mirrors."""
+        return cls(*ordered_index(records), deps, mirrors=mirrors)
 
     def spec(self, hash: str) -> SpecRecord | None:
         rank = self.rank.get(hash)
@@ -214,10 +255,15 @@ _ATTRIBUTES = [
     ("platform", "platform"),
     ("target", "target"),
 ]
+def _mirror_keys(mirrors: frozenset[str]) -> list[IndexKey]:
+    return [("mirror", m, None) for m in mirrors]
+
+
 #: (attribute, its index keys) of those it has several of
 _SETS: list[tuple[str, Callable[[Any], list[IndexKey]]]] = [
     ("variants", _variant_keys),
     ("stacks", _stack_keys),
+    ("mirrors", _mirror_keys),
 ]
 
 
@@ -230,7 +276,8 @@ class GraphBuilder:
 
     def __init__(self) -> None:
         self.records: dict[str, SpecRecord] = {}
-        self.deps: dict[tuple[str, str], frozenset[str]] = {}
+        self.deps: dict[tuple[str, str], DepTypes] = {}
+        self.mirrors: dict[str, MirrorInfo] = {}
         self._stack_sets: dict[frozenset[str], frozenset[str]] = {}
         self._tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._layouts: dict[frozenset, Mapping[str, frozenset[str]]] = {frozenset(): NO_LAYOUT}
@@ -339,12 +386,30 @@ class GraphBuilder:
         self.records[record.hash] = record = self._intern(record)
         return record
 
-    def add_dependency(self, parent: str, child: str, deptypes: Iterable[str]) -> None:
+    def add_dependency(
+        self, parent: str, child: str, deptypes: Iterable[str], virtuals: Iterable[str] = ()
+    ) -> None:
         key = (parent, child)
-        self.deps[key] = self.deps.get(key, EMPTY) | frozenset(deptypes)
+        types, provided = self.deps.get(key, (EMPTY, EMPTY))
+        self.deps[key] = (
+            self._union(types, frozenset(deptypes)),
+            self._union(provided, frozenset(virtuals)),
+        )
+
+    def add_mirror(self, mirror: MirrorInfo) -> None:
+        self.mirrors[mirror.name] = mirror
+
+    def add_held(self, record: SpecRecord, mirror: str, size: float | None, tarball: str) -> None:
+        """``mirror`` holds this spec, its tarball at ``tarball`` (size in bytes, if known)."""
+        first = not record.mirrors or mirror < min(record.mirrors)
+        record.mirrors = self._union(record.mirrors, (mirror,))
+        if size is not None and (record.size is None or first):
+            record.size = size
+        if tarball and (not record.tarball or first):
+            record.tarball = tarball
 
     def build(self) -> CacheGraph:
-        return CacheGraph.of(self.records.values(), self.deps)
+        return CacheGraph.of(self.records.values(), self.deps, self.mirrors.values())
 
     def _intern(self, r: SpecRecord) -> SpecRecord:
         r.package, r.version, r.os = intern(r.package), intern(r.version), intern(r.os)
@@ -382,7 +447,7 @@ class GraphBuilder:
     def _union(self, known: frozenset[str], more: Iterable[str]) -> frozenset[str]:
         # Specs share a few hundred stack sets: each union is worked out once,
         # and each set is one object, which keeps a large load fast and small.
-        key = (known, more)
+        key = (known, more if isinstance(more, tuple | frozenset) else tuple(more))
         found = self._unions.get(key)
         if found is None:
             union = known.union(more)
@@ -396,7 +461,7 @@ def _place(records: list[SpecRecord], layouts: list[tuple[Mapping, frozenset[str
     deque(map(setattr, records, repeat("all_stacks"), map(itemgetter(1), layouts)), maxlen=0)
 
 
-_NODE_KINDS = {"package", "stack", "compiler", "target", "tag"}
+_NODE_KINDS = {"package", "stack", "compiler", "target", "tag", "os", "platform", "mirror"}
 
 
 def _node_names(index: dict[IndexKey, array], kind: str) -> list[str]:
@@ -406,36 +471,131 @@ def _node_names(index: dict[IndexKey, array], kind: str) -> list[str]:
     return [value for k, value, tag in index if k == kind and tag is None and value != NO_COMPILER]
 
 
-def _graph_of(
-    hashes: list[str],
-    index: dict[IndexKey, array],
-    deps: dict[tuple[str, str], frozenset[str]],
-) -> nx.DiGraph:
-    """The frozen graph of the specs of these hashes: spec and attribute nodes, dependency edges.
+def _name(item: Any) -> str:
+    return item.name
 
-    Edges of equal deptypes share one attribute dict: the graph never changes.
+
+class CacheDiGraph(nx.DiGraph):
+    """A DiGraph whose edges of equal data share one attribute dict, and nodes one empty one.
+
+    NetworkX's documented extension point (``edge_attr_dict_factory``,
+    ``node_attr_dict_factory``; see its ``ThinGraph`` example): ``add_edges_from``
+    takes each new edge's dict from the factory, so ``add_edges_sharing`` hands
+    out one dict per kind of edge. Nothing may change an edge's data in place:
+    the graph is frozen once built.
     """
-    g = nx.DiGraph()
-    nodes = list(zip(repeat("spec"), hashes))
-    nodes += sorted((kind, name) for kind in _NODE_KINDS for name in _node_names(index, kind))
-    # What add_nodes_from and add_edges_from do, without their per-node checks.
-    # Nodes share one empty attribute dict, and most share one empty adjacency
-    # (they have no edges): the frozen graph changes neither. A node with edges
-    # gets its own adjacency.
-    none: dict = {}
-    g._node = dict.fromkeys(nodes, none)
-    succ = g._adj = g._succ = g._node.copy()
-    pred = g._pred = g._node.copy()
-    shared: dict[frozenset[str], dict] = {}
+
+    _edge_data: dict = {}  # noqa: RUF012 -- replaced per batch, never changed in place
+    _node_data: dict = {}  # noqa: RUF012
+
+    def edge_attr_dict_factory(self) -> dict:
+        return self._edge_data
+
+    def node_attr_dict_factory(self) -> dict:
+        return self._node_data
+
+    def add_node_owning(self, node: Any, **attrs: Any) -> None:
+        """Add a node with attributes of its own (not the shared empty dict)."""
+        self._node_data = {}
+        try:
+            self.add_node(node, **attrs)
+        finally:
+            del self._node_data
+
+    def add_edges_sharing(self, edges: Iterable[tuple[Any, Any]], data: dict) -> None:
+        """Add these edges, all with this one attribute dict."""
+        self._edge_data = data
+        try:
+            self.add_edges_from(edges)
+        finally:
+            del self._edge_data
+
+
+#: spec attribute -> the kind of node (and edge) it leads to
+_ONE_VALUE = (
+    ("package", "package"),
+    ("compiler", "compiler"),
+    ("target", "target"),
+    ("os", "os"),
+    ("platform", "platform"),
+)
+
+
+def graph_of(
+    specs: list[SpecRecord], deps: dict[tuple[str, str], DepTypes], mirrors: Iterable[MirrorInfo]
+) -> nx.DiGraph:
+    """The frozen graph of these specs, their dependencies and mirrors (kinds in the module doc).
+
+    >>> a = SpecRecord("a" * 32, "zlib", "1.3", ("1.3",), "gcc@13", "ubuntu24.04", "linux",
+    ...                "x86_64_v3", (), {"v1": frozenset({"e4s"})}, frozenset({"e4s"}))
+    >>> g = graph_of([a], {}, [])
+    >>> sorted(g.succ["spec", "a" * 32])[:3]
+    [('compiler', 'gcc@13'), ('os', 'ubuntu24.04'), ('package', 'zlib')]
+    >>> g.edges[("spec", "a" * 32), ("stack", "e4s")]
+    {'kind': 'stack', 'tags': frozenset({'v1'})}
+    """
+    g = CacheDiGraph()
+    mirrors = list(mirrors)
+    for m in mirrors:
+        g.add_node_owning(("mirror", m.name), mirror=m)
+    nodes = [("spec", s.hash) for s in specs]
+    g.add_nodes_from(nodes)
+    # One value each: group the edges by kind, one shared dict a kind.
+    for attr, kind in _ONE_VALUE:
+        targets = zip(repeat(kind), map(attrgetter(attr), specs))
+        g.add_edges_sharing(
+            ((n, t) for n, t in zip(nodes, targets, strict=True) if t[1]), {"kind": kind}
+        )
+    # Stacks (with the tags holding the spec in each), tags and mirrors.
+    # Specs share a few thousand layouts: each works out its edges' targets and data once.
+    stack_data: dict[frozenset[str], dict] = {}
+    by_data: dict[int, list] = {}
+    per_layout: dict[int, list[tuple[tuple[str, str], list]]] = {}
+    for node, spec in zip(nodes, specs, strict=True):
+        found = per_layout.get(id(spec.stacks))
+        if found is None:
+            found = per_layout[id(spec.stacks)] = []
+            for stack, tags in _stack_tags(spec.stacks).items():
+                data = stack_data.get(tags)
+                if data is None:
+                    data = stack_data[tags] = {"kind": "stack", "tags": tags}
+                found.append((("stack", stack), by_data.setdefault(id(data), [])))
+        for target, edges in found:
+            edges.append((node, target))
+    for data in stack_data.values():
+        g.add_edges_sharing(by_data[id(data)], data)
+    g.add_edges_sharing(
+        ((n, ("tag", t)) for n, s in zip(nodes, specs, strict=True) for t in s.stacks),
+        {"kind": "tag"},
+    )
+    g.add_edges_sharing(
+        ((n, ("mirror", m)) for n, s in zip(nodes, specs, strict=True) for m in s.mirrors),
+        {"kind": "mirror"},
+    )
+    g.add_edges_sharing(((("mirror", m.name), ("tag", m.tag)) for m in mirrors), {"kind": "tag"})
+    for m in mirrors:
+        g.add_edges_sharing(
+            [(("mirror", m.name), ("stack", m.stack))],
+            {"kind": "stack", "tags": frozenset({m.tag})},
+        )
+    dep_data: dict[DepTypes, dict] = {}
+    grouped: dict[DepTypes, list] = {}
     for (parent, child), types in deps.items():
-        data = shared.setdefault(types, {"kind": "depends_on", "deptypes": types})
-        p, c = ("spec", parent), ("spec", child)
-        if succ[p] is none:
-            succ[p] = {}
-        if pred[c] is none:
-            pred[c] = {}
-        succ[p][c] = pred[c][p] = data
+        if types not in dep_data:
+            dep_data[types] = {"kind": "depends_on", "deptypes": types[0], "virtuals": types[1]}
+        grouped.setdefault(types, []).append((("spec", parent), ("spec", child)))
+    for types, edges in grouped.items():
+        g.add_edges_sharing(edges, dep_data[types])
     return nx.freeze(g)
+
+
+def _stack_tags(layout: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """stack -> the tags holding the spec in it, from a tag -> stacks layout."""
+    found: dict[str, set[str]] = {}
+    for tag, stacks in layout.items():
+        for stack in stacks:
+            found.setdefault(stack, set()).add(tag)
+    return {stack: frozenset(tags) for stack, tags in found.items()}
 
 
 _COMPARED = ("version", "compiler", "os", "platform", "target", "variants")

@@ -165,7 +165,7 @@ def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:
         package=_text(node, "name"),
         version=str(version),
         versions=(str(version),),
-        compiler=_node_compiler(node.get("compiler")),
+        compiler=_node_compiler(node.get("compiler"), node.get("annotations")),
         os=_text(arch, "platform_os"),
         platform=_text(arch, "platform"),
         target=_text({"target": target}, "target"),
@@ -174,10 +174,15 @@ def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:
     )
 
 
-def _node_compiler(compiler: Any) -> str | None:
-    # Spack >= 1.0 makes compilers dependencies; their specs carry no compiler field.
+def _node_compiler(compiler: Any, annotations: Any = None) -> str | None:
+    """The ``compiler`` field of formats 1-4, or the one a converted record annotates.
+
+    Spack >= 1.0 (format 5) makes compilers dependencies: such a node names none,
+    and the loader takes the dependency that provides ``c``, ``cxx`` or ``fortran``.
+    """
     if not isinstance(compiler, dict) or not compiler.get("name"):
-        return None
+        noted = annotations.get("compiler") if isinstance(annotations, dict) else None
+        return normalize_compiler(noted) if isinstance(noted, str) and noted else None
     version = compiler.get("version")
     return normalize_compiler(f"{compiler['name']}@{version}" if version else compiler["name"])
 
@@ -204,8 +209,21 @@ def _variants(parameters: dict) -> tuple[str, ...]:
     return tuple(variants)
 
 
-def node_dependencies(node: dict) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(name, hash, deptypes) of each dependency a spec node names."""
+class Dependency(NamedTuple):
+    name: str
+    hash: str
+    deptypes: tuple[str, ...]
+    #: the virtual packages (``c``, ``mpi``...) it provides to the dependent (format 5)
+    virtuals: tuple[str, ...] = ()
+
+
+def node_dependencies(node: dict) -> list[Dependency]:
+    """Each dependency a spec node names.
+
+    >>> node_dependencies({"dependencies": [{"name": "gcc", "hash": "a" * 32,
+    ...     "parameters": {"deptypes": ["build"], "virtuals": ["c"]}}]})
+    [Dependency(name='gcc', hash='aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', deptypes=('build',), virtuals=('c',))]
+    """
     deps = node.get("dependencies") or []
     if isinstance(deps, dict):  # spec format v1: {name: {"hash": ..., "type": [...]}}
         deps = [{"name": name, **(body or {})} for name, body in deps.items()]
@@ -215,10 +233,27 @@ def node_dependencies(node: dict) -> list[tuple[str, str, tuple[str, ...]]]:
     for dep in deps:
         if not isinstance(dep, dict):
             raise BadRecord(f"a dependency must be a mapping, not {_shown(dep)}")
+        parameters = dep.get("parameters") or {}
+        if not isinstance(parameters, dict):
+            raise BadRecord(f"a dependency's 'parameters' must be a mapping, not {_shown(parameters)}")
         types = dep.get("type")
         if types is None:
-            types = (dep.get("parameters") or {}).get("deptypes", ())
-        if isinstance(types, str):
-            types = (types,)
-        found.append((_text(dep, "name"), check_hash(dep.get("hash")), tuple(types)))
+            types = parameters.get("deptypes", ())
+        virtuals = parameters.get("virtuals") or ()
+        found.append(
+            Dependency(
+                _text(dep, "name"),
+                check_hash(dep.get("hash")),
+                _names(types, "deptypes"),
+                _names(virtuals, "virtuals"),
+            )
+        )
     return found
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise BadRecord(f"a dependency's '{what}' must be a list of strings, not {_shown(value)}")
+    return tuple(value)

@@ -22,11 +22,11 @@ from pathlib import Path
 from . import files
 from .columns import index_columns, index_of, ranks_bytes, ranks_of, spec_columns, spec_records
 from .loader import IndexSource, LoadReport, Problem
-from .model import CacheGraph
+from .model import CacheGraph, MirrorInfo
 from .queries import precomputed, restore_precomputed
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 3
+FORMAT = 4
 _MAGIC = b"cachegraph-snapshot"
 
 
@@ -44,7 +44,7 @@ def fingerprinting(
 
 def _described(paths, indices) -> tuple[list[str], list[str], list[str]]:
     indices = list(indices)
-    labels = [f"{FORMAT} {sys.version_info[:2]}", *(f"index {s.tag}:{s.stack}" for s in indices)]
+    labels = [f"{FORMAT} {sys.version_info[:2]}", *(f"mirror {s.label} {s.tag}:{s.stack}" for s in indices)]
     return list(map(str, paths)), labels, [str(s.path) for s in indices]
 
 
@@ -61,6 +61,7 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
         "index": index_columns(graph.index),
         "hashes": ranks_bytes(map(rank.__getitem__, graph.hashes)),
         "deps": graph.deps,
+        "mirrors": [tuple(asdict(m).values()) for m in graph.mirrors.values()],
         "precomputed": precomputed(graph),
         "report": {
             **asdict(report),
@@ -98,7 +99,8 @@ def load(
     # From the column rather than the records: a million records visited in hash order
     # would cost twice as much.
     hashes = list(map(body["columns"]["hash"].__getitem__, ranks_of(body["hashes"])))
-    graph = CacheGraph(specs, index, body["deps"], hashes)
+    mirrors = [MirrorInfo(*m) for m in body["mirrors"]]
+    graph = CacheGraph(specs, index, body["deps"], hashes, mirrors)
     restore_precomputed(graph, body["precomputed"])
     if not isinstance(key, str) and key.result() != body.get("key"):
         return None

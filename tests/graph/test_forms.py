@@ -205,8 +205,8 @@ def test_an_index_found_among_the_data_loads_its_specs_with_a_warning(shared_dat
     assert report.problems == [
         Problem(
             str(tmp_path / "index.json"),
-            "an index found among the data joins no stack; give it "
-            "as --index TAG:STACK=PATH to set its stack membership",
+            "an index found among the data joins no stack; give its mirror "
+            "as --mirror TAG:STACK=PATH to set its stack membership",
             None,
             "warning",
         )

@@ -1,0 +1,451 @@
+"""Spack build-cache mirrors on disk: which layout, which files, what each says.
+
+A mirror is given as ``TAG:STACK=PATH`` (the stack ``STACK`` holds, in ``TAG``,
+every spec the mirror holds: as the public site derives its stacks), or in a
+mirrors file. ``PATH`` is the mirror's root, its ``build_cache/`` folder, or a
+v2 ``index.json`` itself. The layouts (``../shared/reference/spack/buildcache.rst``):
+
+- **v2**: ``build_cache/index.json`` (``index.json.hash`` holds its sha256), with
+  ``*.spec.json``, ``*.spec.json.sig`` or ``*.spec.yaml`` beside it, and tarballs at
+  ``build_cache/<arch>/<compiler>/<name>-<version>/<spec file stem>.spack``.
+- **v3** (Spack >= 1.0): ``v3/layout.json``; ``v3/manifests/index/[VIEW/]index.manifest.json``
+  names the index blob, ``v3/manifests/spec/<name>/<name>-<version>-<hash>.spec.manifest.json``
+  the spec blob and the tarball blob (with its ``contentLength``); every blob lives at
+  ``blobs/<algorithm>/<first two characters>/<checksum>``.
+
+The index is the source of records and dependencies; spec files and spec blobs
+are read for the specs the index does not list (or when it is missing).
+Nothing here builds the graph: ``read_mirror`` says what the files hold, and
+the loader adds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import BadRecord
+from .frontmatter import decode_text
+from .specfiles import clearsigned_text, gunzipped, is_spec_file, spec_document, spec_nodes
+
+#: Spack build-cache index database versions this loader understands.
+INDEX_VERSIONS = {"5", "6", "7", "8"}
+#: An index blob may be this large once decompressed (the public develop index is ~1 GB).
+MAX_INDEX_BYTES = 8 << 30
+_DB_MEDIA = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
+_HASH_AT_END = re.compile(r"-([a-z0-9]{32})\.spec\.(?:json(?:\.sig)?|ya?ml)$")
+
+
+@dataclass(frozen=True)
+class MirrorSource:
+    """A mirror to load, and the stack that holds its specs in a tag."""
+
+    tag: str
+    stack: str
+    path: Path
+    #: unique among the loaded mirrors; ``TAG/STACK`` when not given
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.tag}/{self.stack}"
+
+    @classmethod
+    def parse(cls, text: str) -> MirrorSource:
+        """
+        >>> MirrorSource.parse("develop:e4s=/mirror")
+        MirrorSource(tag='develop', stack='e4s', path=PosixPath('/mirror'), name='')
+        """
+        label, sep, path = text.partition("=")
+        tag, colon, stack = label.partition(":")
+        if not (sep and colon and tag and stack and path):
+            raise ValueError(f"expected TAG:STACK=PATH, got {text!r}")
+        return cls(tag, stack, Path(path))
+
+
+def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
+    """The mirrors a YAML or JSON file lists, in either of two shapes.
+
+    ``{"mirrors": [{"tag": T, "stack": S, "path": P, "name": N?}, ...]}``, or the
+    public cache indexer's output, ``{TAG: [{"label": STACK, "url": P}, ...]}``
+    (local paths or ``file://`` URLs). Relative paths are taken from the file's folder.
+    Raises ValueError saying what is wrong.
+    """
+    where = Path(path)
+    try:
+        text = where.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
+    try:
+        doc = yaml.safe_load(text) if where.suffix in (".yaml", ".yml") else json.loads(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ValueError(f"{where}: not valid {where.suffix[1:].upper() or 'JSON'}: {exc}") from None
+    if isinstance(doc, dict) and isinstance(doc.get("mirrors"), list):
+        entries = [(e.get("tag"), e.get("stack"), e.get("path"), e.get("name"), e) for e in
+                   doc["mirrors"] if isinstance(e, dict)]  # fmt: skip
+        if len(entries) != len(doc["mirrors"]):
+            raise ValueError(f"{where}: every entry of 'mirrors' must be a mapping")
+    elif isinstance(doc, dict) and all(isinstance(v, list) for v in doc.values()):
+        entries = [
+            (tag, e.get("label"), e.get("url") or e.get("path"), e.get("name"), e)
+            for tag, listed in doc.items()
+            for e in listed
+            if isinstance(e, dict)
+        ]
+    else:
+        raise ValueError(
+            f"{where}: expected {{mirrors: [{{tag, stack, path}}]}} or {{TAG: [{{label, url}}]}}"
+        )
+    found = []
+    for tag, stack, location, name, entry in entries:
+        if not all(isinstance(v, str) and v for v in (tag, stack, location)):
+            raise ValueError(f"{where}: entry {entry!r} needs a tag, a stack and a path")
+        location = location.removeprefix("file://")
+        if "://" in location:
+            raise ValueError(f"{where}: {location!r} is not a local path; mirror it locally first")
+        found.append(MirrorSource(tag, stack, where.parent / location, name or ""))
+    return found
+
+
+@dataclass
+class MirrorRead:
+    """What one mirror's files hold, and what is wrong with them."""
+
+    layout: str
+    location: str
+    #: (path, installs) of the index: hash -> its record ({"spec": node, "in_buildcache": ...})
+    index: tuple[Path, dict] | None = None
+    #: (path, spec document) of the spec files read beside or instead of the index
+    spec_files: list[tuple[Path, dict]] = field(default_factory=list)
+    #: hash -> (tarball location, size in bytes or None)
+    tarballs: dict[str, tuple[str, float | None]] = field(default_factory=dict)
+    #: (path, message, severity)
+    problems: list[tuple[Path, str, str]] = field(default_factory=list)
+
+    def problem(self, path: Path, message: str, severity: str = "error") -> None:
+        self.problems.append((path, message, severity))
+
+
+def read_mirror(source: MirrorSource) -> MirrorRead:
+    """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts."""
+    path = source.path
+    if (path / "v3" / "layout.json").is_file():
+        return _read_v3(path)
+    if path.is_file():
+        return _read_v2(path.parent, path)
+    folder = path / "build_cache" if (path / "build_cache").is_dir() else path
+    if folder.is_dir():
+        return _read_v2(folder, folder / "index.json")
+    read = MirrorRead("v2", str(path))
+    read.problem(path, "no such file or folder" if not path.exists() else "not a build cache")
+    return read
+
+
+# -- v2 --------------------------------------------------------------------------------
+
+
+def _read_v2(folder: Path, index: Path) -> MirrorRead:
+    read = MirrorRead("v2", str(index if index.name != "index.json" else folder))
+    installs: dict = {}
+    if index.is_file():
+        data = _bytes(read, index)
+        if data is not None:
+            _check_v2_hash(read, index, data)
+            installs = _index_installs(read, index, data) or {}
+            if installs or read.problems == []:
+                read.index = (index, installs)
+    elif index.name != "index.json" or index.exists():
+        read.problem(index, "no such file")
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.is_file() and is_spec_file(e.name))
+    except OSError as exc:
+        read.problem(folder, f"cannot be listed: {exc.strerror}")
+        names = []
+    if read.index is None and not names:
+        read.problem(folder, "not a build cache: no index.json and no spec files")
+    stems: dict[str, str] = {}
+    for name in names:
+        found = _HASH_AT_END.search(name)
+        hash = found.group(1) if found else None
+        if hash is not None:
+            stems.setdefault(hash, name[: found.start()] + f"-{hash}")
+        if hash is None or hash not in installs:
+            spec_path = folder / name
+            data = _bytes(read, spec_path)
+            if data is None:
+                continue
+            try:
+                doc = spec_document(data, name)
+                root = spec_nodes(doc)[0]
+            except BadRecord as exc:
+                read.problem(spec_path, exc.message)
+                continue
+            read.spec_files.append((spec_path, doc))
+            if hash is not None:
+                read.tarballs[hash] = _v2_tarball(folder, hash, {"spec": root}, stems[hash])
+    for hash, entry in installs.items():
+        if held(entry):
+            read.tarballs[hash] = _v2_tarball(folder, hash, entry, stems.get(hash))
+    return read
+
+
+def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
+    stated_at = index.with_name(index.name + ".hash")
+    if not stated_at.is_file():
+        return
+    stated = (_bytes(read, stated_at) or b"").decode("ascii", "replace").strip()
+    actual = hashlib.sha256(data).hexdigest()
+    if stated != actual:
+        read.problem(
+            index,
+            f"sha256 is {actual} but {stated_at.name} says {stated[:64]!r}: "
+            "the index changed after its hash was written (records loaded anyway)",
+        )
+
+
+def _v2_tarball(
+    folder: Path, hash: str, entry: dict, stem: str | None
+) -> tuple[str, float | None]:
+    """Where a v2 mirror keeps a spec's tarball, and its size where known."""
+    node = entry.get("spec") if isinstance(entry.get("spec"), dict) else {}
+    name, version = node.get("name", "?"), node.get("version", "?")
+    if stem is None:
+        arch = node.get("arch") if isinstance(node.get("arch"), dict) else {}
+        target = arch.get("target")
+        target = target.get("name") if isinstance(target, dict) else target
+        compiler = node.get("compiler") if isinstance(node.get("compiler"), dict) else {}
+        stem = (
+            f"{arch.get('platform')}-{arch.get('platform_os')}-{target}-"
+            f"{compiler.get('name', 'none')}-{compiler.get('version', 'none')}-"
+            f"{name}-{version}-{hash}"
+        )
+    arch, compiler = _arch_and_compiler(stem, name, version, hash)
+    tarball = folder / arch / compiler / f"{name}-{version}" / f"{stem}.spack"
+    size = entry.get("archive_size")
+    if not isinstance(size, int | float) or isinstance(size, bool):
+        try:
+            size = float(tarball.stat().st_size)
+        except OSError:
+            size = None
+    return str(tarball), size
+
+
+def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[str, str]:
+    """The tarball's folders, from its spec file's stem: platform, os and target have no dash.
+
+    >>> _arch_and_compiler("test-debian6-m1-gcc-10.2.1-libelf-0.8.13-" + "a" * 32, "libelf",
+    ...                    "0.8.13", "a" * 32)
+    ('test-debian6-m1', 'gcc-10.2.1')
+    """
+    parts = stem.removesuffix(f"-{name}-{version}-{hash}").split("-")
+    return "-".join(parts[:3]), "-".join(parts[3:]) or "none-none"
+
+
+# -- v3 --------------------------------------------------------------------------------
+
+
+def _read_v3(root: Path) -> MirrorRead:
+    read = MirrorRead("v3", str(root))
+    layout = root / "v3" / "layout.json"
+    data = _bytes(read, layout)
+    if data is not None:
+        try:
+            if not isinstance(json.loads(decode_text(data)), dict):
+                read.problem(layout, "layout.json must be a JSON object")
+        except ValueError as exc:
+            read.problem(layout, f"not valid JSON: {exc}")
+    installs: dict = {}
+    manifests = list(_index_manifests(root))
+    for manifest in manifests:
+        found = _v3_index(read, root, manifest)
+        if found is not None:
+            installs.update(found)
+    if manifests:
+        read.index = (manifests[0], installs)
+    spec_dir = root / "v3" / "manifests" / "spec"
+    listed = sorted(spec_dir.glob("*/*.spec.manifest.json")) if spec_dir.is_dir() else []
+    if not manifests and not listed:
+        read.problem(root, "v3 mirror without an index manifest or spec manifests")
+    for manifest in listed:
+        _v3_spec(read, root, manifest, installs)
+    return read
+
+
+def _index_manifests(root: Path) -> Iterator[Path]:
+    folder = root / "v3" / "manifests" / "index"
+    main = folder / "index.manifest.json"
+    if main.is_file():
+        yield main
+    if folder.is_dir():
+        yield from sorted(folder.glob("*/index.manifest.json"))  # views
+
+
+def _manifest(read: MirrorRead, path: Path) -> list[dict] | None:
+    data = _bytes(read, path)
+    if data is None:
+        return None
+    try:
+        doc = json.loads(clearsigned_text(decode_text(data)))
+        blobs = doc["data"]
+        if doc.get("version") != 3:
+            raise BadRecord(f"unknown manifest version {doc.get('version')!r}; this reads 3")
+        if not isinstance(blobs, list) or not all(isinstance(b, dict) for b in blobs):
+            raise BadRecord("'data' must be a list of blob records")
+        for b in blobs:
+            if not (
+                isinstance(b.get("checksum"), str)
+                and re.fullmatch(r"[0-9a-f]{16,128}", b["checksum"])
+                and b.get("checksumAlgorithm") in hashlib.algorithms_guaranteed
+                and isinstance(b.get("contentLength"), int)
+                and isinstance(b.get("mediaType"), str)
+            ):
+                raise BadRecord(f"a blob record is malformed: {json.dumps(b)[:160]}")
+    except (ValueError, KeyError, TypeError) as exc:
+        read.problem(path, f"not a build-cache manifest: {exc}")
+        return None
+    except BadRecord as exc:
+        read.problem(path, exc.message)
+        return None
+    return blobs
+
+
+def blob_path(root: Path, record: dict) -> Path:
+    """Where a v3 mirror keeps the blob a manifest record names."""
+    checksum = record["checksum"]
+    return root / "blobs" / record["checksumAlgorithm"] / checksum[:2] / checksum
+
+
+def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int) -> bytes | None:
+    """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise."""
+    path = blob_path(root, record)
+    if not path.is_file():
+        read.problem(manifest, f"names blob {path.relative_to(root)}, which is missing")
+        return None
+    data = _bytes(read, path)
+    if data is None:
+        return None
+    actual = hashlib.new(record["checksumAlgorithm"], data).hexdigest()
+    if actual != record["checksum"]:
+        read.problem(path, f"checksum mismatch: the blob's {record['checksumAlgorithm']} is "
+                     f"{actual}, its manifest {manifest.name} says {record['checksum']}")  # fmt: skip
+        return None
+    if record.get("compression") == "gzip" or data[:2] == b"\x1f\x8b":
+        try:
+            data = gunzipped(data, limit)
+        except BadRecord as exc:
+            read.problem(path, exc.message)
+            return None
+    return data
+
+
+def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> dict | None:
+    blobs = _manifest(read, manifest)
+    if blobs is None:
+        return None
+    versions = {}
+    for record in blobs:
+        found = _DB_MEDIA.fullmatch(record["mediaType"])
+        if found:
+            versions[found.group(1)] = record
+    usable = sorted((v for v in versions if v in INDEX_VERSIONS), key=int)
+    if not usable:
+        stated = ", ".join(sorted(versions)) or "none"
+        read.problem(manifest, f"no index blob of a database version this reads "
+                     f"({', '.join(sorted(INDEX_VERSIONS))}); the manifest has {stated}")  # fmt: skip
+        return None
+    data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
+    return None if data is None else _index_installs(read, blob_path(root, versions[usable[-1]]), data)
+
+
+def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> None:
+    found = re.search(r"-([a-z0-9]{32})\.spec\.manifest\.json$", manifest.name)
+    if found is None:
+        read.problem(manifest, "a spec manifest's name must end in -HASH.spec.manifest.json")
+        return
+    hash = found.group(1)
+    blobs = _manifest(read, manifest)
+    if blobs is None:
+        return
+    spec = [b for b in blobs if b["mediaType"].startswith("application/vnd.spack.spec.")]
+    tarball = [b for b in blobs if b["mediaType"].startswith("application/vnd.spack.install.")]
+    if not spec:
+        read.problem(manifest, "names no spec blob")
+        return
+    if hash in installs:
+        if not blob_path(root, spec[0]).is_file():
+            read.problem(manifest, f"names blob {blob_path(root, spec[0]).relative_to(root)}, "
+                         "which is missing")  # fmt: skip
+    else:  # not in the index: the spec blob says what it is
+        data = _blob(read, root, manifest, spec[0], 64 << 20)
+        if data is None:
+            return
+        try:
+            read.spec_files.append((blob_path(root, spec[0]), spec_document(data)))
+        except BadRecord as exc:
+            read.problem(blob_path(root, spec[0]), exc.message)
+            return
+    if hash in installs and not held(installs[hash]):
+        return
+    if tarball:
+        read.tarballs[hash] = (str(blob_path(root, tarball[0])), float(tarball[0]["contentLength"]))
+    else:
+        read.tarballs[hash] = ("", None)
+
+
+# -- both --------------------------------------------------------------------------------
+
+
+def _bytes(read: MirrorRead, path: Path) -> bytes | None:
+    try:
+        if not path.is_file():
+            read.problem(path, "not a regular file" if path.exists() else "no such file")
+            return None
+        return path.read_bytes()
+    except OSError as exc:
+        read.problem(path, f"cannot be read: {exc.strerror}")
+        return None
+
+
+def _index_installs(read: MirrorRead, path: Path, data: bytes) -> dict | None:
+    """The ``installs`` of a build-cache index, or None (a problem) when it is not one."""
+    try:
+        return index_installs(json.loads(decode_text(data)))
+    except ValueError as exc:
+        read.problem(path, f"not valid JSON: {getattr(exc, 'msg', exc)}")
+    except BadRecord as exc:
+        read.problem(path, exc.message)
+    return None
+
+
+def index_installs(doc: Any) -> dict:
+    """The ``installs`` of a parsed build-cache index; BadRecord says what is wrong.
+
+    >>> index_installs({"database": {"version": "8", "installs": {}}})
+    {}
+    """
+    db = doc.get("database") if isinstance(doc, dict) else None
+    if not isinstance(db, dict):
+        raise BadRecord("not a build-cache index: no 'database' mapping")
+    version = str(db.get("version"))
+    if version not in INDEX_VERSIONS:
+        raise BadRecord(
+            f"unknown index database version {db.get('version')!r}; "
+            f"this loader reads versions {', '.join(sorted(INDEX_VERSIONS))}"
+        )
+    installs = db.get("installs")
+    if not isinstance(installs, dict):
+        raise BadRecord("index 'installs' must be a mapping of hash to record")
+    return installs
+
+
+def held(entry: Any) -> bool:
+    """Whether an index record's binary is in the mirror (a referenced compiler is not)."""
+    return not isinstance(entry, dict) or entry.get("in_buildcache", True) is not False

@@ -1,0 +1,144 @@
+"""Spack spec files in every form a build cache holds: the JSON document and its nodes.
+
+A spec file is ``*.spec.json``, ``*.spec.json.sig`` (the JSON clearsigned with
+OpenPGP: the signed text is read, the signature is not verified), the older
+``*.spec.yaml`` (spec format 1), a gzipped blob of a v3 mirror, or a
+``spec-N.json`` beside an old-form page. ``spec_nodes`` gives every form's
+nodes in one shape: a list of mappings with ``name`` (format 1 keys each node
+by its name).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from typing import Any
+
+import yaml
+
+from .errors import BadRecord
+from .frontmatter import decode_text
+
+_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
+_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+#: What a spec file may grow to once decompressed; real ones are a few hundred KB.
+MAX_SPEC_BYTES = 64 << 20
+
+SPEC_SUFFIXES = (".spec.json", ".spec.json.sig", ".spec.yaml", ".spec.yml")
+
+
+def is_spec_file(name: str) -> bool:
+    """Whether a file name is one a build cache gives its spec files.
+
+    >>> is_spec_file("linux-x-y-zlib-1.2-abc.spec.json.sig"), is_spec_file("index.json")
+    (True, False)
+    """
+    return name.endswith(SPEC_SUFFIXES)
+
+
+def clearsigned_text(text: str) -> str:
+    """The text an OpenPGP clearsigned message signs (RFC 4880, 7.1), dash-escapes undone.
+
+    >>> clearsigned_text(_SIGNED + "\\nHash: SHA512\\n\\n{}\\n- -x\\n" + _SIGNATURE + "\\nAB\\n")
+    '{}\\n-x'
+    """
+    head, found, body = text.partition(_SIGNED)
+    if not found:
+        return text
+    headers, blank, body = body.lstrip("\r\n").partition("\n\n")
+    if not blank:
+        raise BadRecord("clearsigned file without the blank line after its headers")
+    signed, found, _ = body.partition(_SIGNATURE)
+    if not found:
+        raise BadRecord("clearsigned file without its signature block")
+    lines = [line[2:] if line.startswith("- ") else line for line in signed.split("\n")]
+    return "\n".join(lines).rstrip("\n")
+
+
+def spec_document(data: bytes, name: str = "") -> dict:
+    """The mapping a spec file holds, whichever of its forms ``data`` is.
+
+    >>> spec_document(b'{"spec": {"nodes": []}}')
+    {'spec': {'nodes': []}}
+    """
+    if data[:2] == b"\x1f\x8b":
+        data = gunzipped(data)
+    text = clearsigned_text(decode_text(data))
+    if name.endswith((".yaml", ".yml")):
+        doc = _yaml(text)
+    else:
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            line = getattr(exc, "lineno", None)
+            raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict | list):
+        raise BadRecord("not a spec file: no 'spec' at the top level")
+    return doc
+
+
+def gunzipped(data: bytes, limit: int = MAX_SPEC_BYTES) -> bytes:
+    """``data`` decompressed, refusing what would grow past ``limit`` bytes (a gzip bomb)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise BadRecord(f"not valid gzip: {exc}") from None
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise BadRecord(f"decompresses to more than {limit} bytes; not read")
+    return out
+
+
+def _yaml(text: str) -> Any:
+    # Spec files never use anchors; refusing them stops an alias bomb before it expands.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent):
+                raise BadRecord("YAML aliases are not allowed in a spec file", _line(event))
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise BadRecord(f"not valid YAML: {exc}", mark.line + 1 if mark else None) from None
+
+
+def _line(event: Any) -> int | None:
+    mark = getattr(event, "start_mark", None)
+    return mark.line + 1 if mark else None
+
+
+def spec_nodes(doc: dict) -> list[dict]:
+    """The nodes of a spec file's ``spec``, each a mapping with its ``name``.
+
+    >>> spec_nodes({"spec": [{"zlib": {"version": "1.2"}}]})
+    [{'name': 'zlib', 'version': '1.2'}]
+    >>> spec_nodes({"spec": {"_meta": {"version": 5}, "nodes": [{"name": "a"}]}})
+    [{'name': 'a'}]
+    """
+    spec = doc.get("spec")
+    if isinstance(spec, list):  # format 1: a list of {name: node}
+        nodes = []
+        for entry in spec:
+            if not (isinstance(entry, dict) and len(entry) == 1):
+                raise BadRecord("a format-1 spec entry must be one 'name: node' mapping")
+            (name, body), = entry.items()
+            nodes.append({"name": name, **(body if isinstance(body, dict) else {})})
+        return nodes
+    nodes = spec.get("nodes") if isinstance(spec, dict) else None
+    if not isinstance(nodes, list) or not nodes:
+        raise BadRecord("spec file has no 'nodes' list")
+    return nodes
+
+
+def spec_format(doc: dict) -> int:
+    """The spec format version a spec file says it is in (1 for the YAML list form)."""
+    spec = doc.get("spec")
+    meta = spec.get("_meta") if isinstance(spec, dict) else None
+    version = meta.get("version") if isinstance(meta, dict) else None
+    return version if isinstance(version, int) else 1
+
+
+def gzip_json(doc: Any) -> bytes:
+    """``doc`` as Spack writes a spec or index blob: compact JSON, gzipped (mtime 0)."""
+    return gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), mtime=0)
