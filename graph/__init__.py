@@ -4,4 +4,13 @@ from . import snapshot
 from .loader import IndexSource, LoadReport, MirrorSource, Problem, load
 from .model import CacheGraph, SpecRecord
 
-__all__ = ["CacheGraph", "IndexSource", "LoadReport", "MirrorSource", "Problem", "SpecRecord", "load", "snapshot"]
+__all__ = [
+    "CacheGraph",
+    "IndexSource",
+    "LoadReport",
+    "MirrorSource",
+    "Problem",
+    "SpecRecord",
+    "load",
+    "snapshot",
+]

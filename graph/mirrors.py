@@ -87,7 +87,9 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     try:
         doc = yaml.safe_load(text) if where.suffix in (".yaml", ".yml") else json.loads(text)
     except (ValueError, yaml.YAMLError) as exc:
-        raise ValueError(f"{where}: not valid {where.suffix[1:].upper() or 'JSON'}: {exc}") from None
+        raise ValueError(
+            f"{where}: not valid {where.suffix[1:].upper() or 'JSON'}: {exc}"
+        ) from None
     if isinstance(doc, dict) and isinstance(doc.get("mirrors"), list):
         entries = [(e.get("tag"), e.get("stack"), e.get("path"), e.get("name"), e) for e in
                    doc["mirrors"] if isinstance(e, dict)]  # fmt: skip
@@ -211,9 +213,7 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
         )
 
 
-def _v2_tarball(
-    folder: Path, hash: str, entry: dict, stem: str | None
-) -> tuple[str, float | None]:
+def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple[str, float | None]:
     """Where a v2 mirror keeps a spec's tarball, and its size where known."""
     node = entry.get("spec") if isinstance(entry.get("spec"), dict) else {}
     name, version = node.get("name", "?"), node.get("version", "?")
@@ -334,8 +334,12 @@ def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int
         return None
     actual = hashlib.new(record["checksumAlgorithm"], data).hexdigest()
     if actual != record["checksum"]:
-        read.problem(path, f"checksum mismatch: the blob's {record['checksumAlgorithm']} is "
-                     f"{actual}, its manifest {manifest.name} says {record['checksum']}")  # fmt: skip
+        algorithm, stated = record["checksumAlgorithm"], record["checksum"]
+        read.problem(
+            path,
+            f"checksum mismatch: the blob's {algorithm} is {actual}, "
+            f"its manifest {manifest.name} says {stated}",
+        )
         return None
     if record.get("compression") == "gzip" or data[:2] == b"\x1f\x8b":
         try:
@@ -358,11 +362,16 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> dict | None:
     usable = sorted((v for v in versions if v in INDEX_VERSIONS), key=int)
     if not usable:
         stated = ", ".join(sorted(versions)) or "none"
-        read.problem(manifest, f"no index blob of a database version this reads "
-                     f"({', '.join(sorted(INDEX_VERSIONS))}); the manifest has {stated}")  # fmt: skip
+        known = ", ".join(sorted(INDEX_VERSIONS))
+        read.problem(
+            manifest,
+            f"no index blob of a database version this reads ({known}); the manifest has {stated}",
+        )
         return None
     data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
-    return None if data is None else _index_installs(read, blob_path(root, versions[usable[-1]]), data)
+    return (
+        None if data is None else _index_installs(read, blob_path(root, versions[usable[-1]]), data)
+    )
 
 
 def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> None:

@@ -255,6 +255,8 @@ _ATTRIBUTES = [
     ("platform", "platform"),
     ("target", "target"),
 ]
+
+
 def _mirror_keys(mirrors: frozenset[str]) -> list[IndexKey]:
     return [("mirror", m, None) for m in mirrors]
 

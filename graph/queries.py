@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import attrgetter
@@ -18,7 +18,7 @@ from typing import TypeVar
 import networkx as nx
 
 from .errors import AmbiguousHash, BadArgument, HashTooShort
-from .model import CacheGraph, SpecRecord
+from .model import CacheGraph, MirrorInfo, SpecRecord
 from .names import NO_COMPILER, normalize_compiler, version_key
 
 T = TypeVar("T")
@@ -79,6 +79,7 @@ class SpecQuery:
     exclude_stacks: tuple[str, ...] = ()
     tag: str | None = None
     variants: tuple[str, ...] = ()
+    mirror: str | None = None
     #: set when two constraints cannot both hold (e.g. two different packages)
     impossible: bool = False
 
@@ -160,6 +161,8 @@ def select_specs(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
         if (value := getattr(q, kind)) is not None
     ]
     keys += [("variant", v, None) for v in q.variants]
+    if q.mirror is not None:
+        keys.append(("mirror", q.mirror, None))
     keys += [("stack", s, q.tag) for s in q.stacks]
     if q.tag is not None:
         keys.append(("tag", q.tag, None))
@@ -185,6 +188,8 @@ def _test(keys: list, q: SpecQuery) -> Callable[[SpecRecord], bool] | None:
             checks.append(lambda s, v=value, t=tag: v in s.stacks_in(t))
         elif kind == "tag":
             checks.append(lambda s, v=value: v in s.stacks)
+        elif kind == "mirror":
+            checks.append(lambda s, v=value: v in s.mirrors)
     if q.exclude_stacks:
         excluded = frozenset(q.exclude_stacks)
         checks.append(lambda s: excluded.isdisjoint(s.stacks_in(q.tag)))
@@ -450,39 +455,130 @@ def overlaps_of(cg: CacheGraph, stack: str, tag: str | None = None) -> list[Over
 # -- dependencies --------------------------------------------------------------------
 
 
-def _related(cg: CacheGraph, edges, deptype: str | None) -> list[SpecRecord]:
+def _check_deptype(deptype: str | None) -> None:
     if deptype is not None and deptype not in DEPTYPES:
         raise BadArgument(f"unknown deptype {deptype!r}; use one of {', '.join(DEPTYPES)}")
-    found = [
-        cg.ordered[cg.rank[hash]]
-        for (_, hash), data in edges
-        if data.get("kind") == "depends_on" and (deptype is None or deptype in data["deptypes"])
-    ]
-    return sorted(found, key=lambda s: cg.rank[s.hash])
 
 
-def dependencies(cg: CacheGraph, hash: str, deptype: str | None = None) -> list[SpecRecord]:
-    """The specs this spec depends on (of one deptype), in contract order."""
-    node = ("spec", hash)
-    return _related(cg, ((v, d) for _, v, d in cg.g.out_edges(node, data=True)), deptype)
+def _in_order(cg: CacheGraph, nodes: Iterable[tuple[str, str]]) -> list[SpecRecord]:
+    ordered, rank = cg.ordered, cg.rank
+    return [ordered[r] for r in sorted(rank[hash] for _, hash in nodes)]
 
 
-def dependents(cg: CacheGraph, hash: str, deptype: str | None = None) -> list[SpecRecord]:
-    """The specs that depend on this spec (by one deptype), in contract order."""
-    node = ("spec", hash)
-    return _related(cg, ((u, d) for u, _, d in cg.g.in_edges(node, data=True)), deptype)
+def dependencies(
+    cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
+) -> list[SpecRecord]:
+    """The specs this spec depends on (of one deptype), in contract order.
+
+    With ``transitive``, every node of its DAG but itself, reached through edges
+    of that deptype. The walk follows ``depends_on`` edges of the graph.
+    """
+    _check_deptype(deptype)
+    succ = cg.g.succ
+
+    def children(node: tuple[str, str]) -> Iterator[tuple[str, str]]:
+        for child, data in succ[node].items():
+            if data["kind"] == "depends_on" and (deptype is None or deptype in data["deptypes"]):
+                yield child
+
+    return _in_order(cg, _reached(cg.g, ("spec", hash), children, transitive))
+
+
+def dependents(
+    cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
+) -> list[SpecRecord]:
+    """The specs that depend on this spec (by one deptype), in contract order.
+
+    With ``transitive``, through any chain of such edges. Only specs depend on a
+    spec, so every in-edge of a spec node is a ``depends_on`` edge.
+    """
+    _check_deptype(deptype)
+    pred = cg.g.pred
+    if deptype is None:
+        parents = pred.__getitem__
+    else:
+
+        def parents(node: tuple[str, str]) -> Iterator[tuple[str, str]]:
+            return (p for p, data in pred[node].items() if deptype in data["deptypes"])
+
+    return _in_order(cg, _reached(cg.g, ("spec", hash), parents, transitive))
+
+
+def _reached(
+    g: nx.DiGraph,
+    start: tuple[str, str],
+    neighbors: Callable[[tuple[str, str]], Iterable],
+    transitive: bool,
+) -> Iterable[tuple[str, str]]:
+    """The neighbors of ``start``, or (transitive) every node reachable from it but itself."""
+    if not transitive:
+        return list(neighbors(start))
+    # NetworkX's breadth-first walk, along the edges of one relation.
+    return [v for _, v in nx.generic_bfs_edges(g, start, neighbors)]
 
 
 def package_dependencies(cg: CacheGraph, name: str) -> list[str]:
     """Sorted names of the packages that some spec of this package depends on."""
     specs = select_specs(cg, SpecQuery(package=name)).after(None)
-    return sorted({d.package for s in specs for d in dependencies(cg, s.hash)} - {name})
+    succ = cg.g.succ
+    found = {child[1] for s in specs for child, data in succ["spec", s.hash].items()
+             if data["kind"] == "depends_on"}  # fmt: skip
+    return sorted({cg.spec(h).package for h in found} - {name})
 
 
 def package_dependents(cg: CacheGraph, name: str) -> list[str]:
     """Sorted names of the packages with a spec that depends on a spec of this package."""
     specs = select_specs(cg, SpecQuery(package=name)).after(None)
-    return sorted({d.package for s in specs for d in dependents(cg, s.hash)} - {name})
+    pred = cg.g.pred
+    found = {parent[1] for s in specs for parent in pred["spec", s.hash]}
+    return sorted({cg.spec(h).package for h in found} - {name})
+
+
+# -- mirrors and sizes ------------------------------------------------------------------
+
+
+def mirror_names(cg: CacheGraph, tag: str | None = None) -> list[str]:
+    """Names of the loaded mirrors (of one tag), sorted."""
+    return [name for name, m in cg.mirrors.items() if tag is None or m.tag == tag]
+
+
+def mirrors_of(cg: CacheGraph, hash: str) -> list[MirrorInfo]:
+    """The mirrors holding this spec, by name: the ends of its ``mirror`` edges."""
+    g = cg.g
+    return sorted(
+        (g.nodes[m]["mirror"] for m, d in g.succ["spec", hash].items() if d["kind"] == "mirror"),
+        key=attrgetter("name"),
+    )
+
+
+@dataclass(frozen=True)
+class Holding:
+    """How many specs something holds and the sum of their known sizes in bytes."""
+
+    spec_count: int
+    total_bytes: float
+
+
+def mirror_holding(cg: CacheGraph, name: str) -> Holding:
+    """The specs a mirror holds (its in-edges) and their bytes."""
+
+    def compute() -> tuple[int, float]:  # a plain tuple: a snapshot keeps it
+        specs = [cg.spec(h) for _, h in cg.g.pred["mirror", name]]
+        return len(specs), float(sum(s.size for s in specs if s.size is not None))
+
+    return Holding(*cg.memoized(("mirror holding", name), compute))
+
+
+def stack_holding(cg: CacheGraph, stack: str, tag: str | None = None) -> Holding:
+    """The specs a stack holds (in one tag) and their bytes: its ``stack`` in-edges."""
+
+    def compute() -> Holding:
+        pred = cg.g.pred.get(("stack", stack), {})
+        specs = [cg.spec(n[1]) for n, d in pred.items() if n[0] == "spec"
+                 and (tag is None or tag in d["tags"])]  # fmt: skip
+        return Holding(len(specs), float(sum(s.size for s in specs if s.size is not None)))
+
+    return cg.kept(("stack holding", stack, tag), compute)
 
 
 def dependency_path(cg: CacheGraph, source: str, target: str) -> list[SpecRecord] | None:
@@ -502,7 +598,7 @@ def dependency_path(cg: CacheGraph, source: str, target: str) -> list[SpecRecord
 # -- at load -------------------------------------------------------------------------
 
 
-_KEPT = ("pairs", "scope", "names")
+_KEPT = ("pairs", "scope", "names", "mirror holding")
 
 
 def precomputed(cg: CacheGraph) -> dict:
@@ -532,6 +628,8 @@ def precompute(cg: CacheGraph) -> None:
     Each is memoized on the graph anyway; this moves their cost (a second or
     two at 1M specs) from the first unlucky request to the load.
     """
+    for name in cg.mirrors:
+        mirror_holding(cg, name)
     for tag in (None, *tag_names(cg)):
         stack_overlaps(cg, None, tag)
         if tag is not None:

@@ -220,9 +220,10 @@ class Dependency(NamedTuple):
 def node_dependencies(node: dict) -> list[Dependency]:
     """Each dependency a spec node names.
 
-    >>> node_dependencies({"dependencies": [{"name": "gcc", "hash": "a" * 32,
+    >>> [dep] = node_dependencies({"dependencies": [{"name": "gcc", "hash": "a" * 32,
     ...     "parameters": {"deptypes": ["build"], "virtuals": ["c"]}}]})
-    [Dependency(name='gcc', hash='aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', deptypes=('build',), virtuals=('c',))]
+    >>> dep.name, dep.deptypes, dep.virtuals
+    ('gcc', ('build',), ('c',))
     """
     deps = node.get("dependencies") or []
     if isinstance(deps, dict):  # spec format v1: {name: {"hash": ..., "type": [...]}}
@@ -235,7 +236,9 @@ def node_dependencies(node: dict) -> list[Dependency]:
             raise BadRecord(f"a dependency must be a mapping, not {_shown(dep)}")
         parameters = dep.get("parameters") or {}
         if not isinstance(parameters, dict):
-            raise BadRecord(f"a dependency's 'parameters' must be a mapping, not {_shown(parameters)}")
+            raise BadRecord(
+                f"a dependency's 'parameters' must be a mapping, not {_shown(parameters)}"
+            )
         types = dep.get("type")
         if types is None:
             types = parameters.get("deptypes", ())

@@ -44,7 +44,10 @@ def fingerprinting(
 
 def _described(paths, indices) -> tuple[list[str], list[str], list[str]]:
     indices = list(indices)
-    labels = [f"{FORMAT} {sys.version_info[:2]}", *(f"mirror {s.label} {s.tag}:{s.stack}" for s in indices)]
+    labels = [
+        f"{FORMAT} {sys.version_info[:2]}",
+        *(f"mirror {s.label} {s.tag}:{s.stack}" for s in indices),
+    ]
     return list(map(str, paths)), labels, [str(s.path) for s in indices]
 
 

@@ -43,10 +43,10 @@ def clearsigned_text(text: str) -> str:
     >>> clearsigned_text(_SIGNED + "\\nHash: SHA512\\n\\n{}\\n- -x\\n" + _SIGNATURE + "\\nAB\\n")
     '{}\\n-x'
     """
-    head, found, body = text.partition(_SIGNED)
+    _head, found, body = text.partition(_SIGNED)
     if not found:
         return text
-    headers, blank, body = body.lstrip("\r\n").partition("\n\n")
+    _headers, blank, body = body.lstrip("\r\n").partition("\n\n")
     if not blank:
         raise BadRecord("clearsigned file without the blank line after its headers")
     signed, found, _ = body.partition(_SIGNATURE)
@@ -122,7 +122,7 @@ def spec_nodes(doc: dict) -> list[dict]:
         for entry in spec:
             if not (isinstance(entry, dict) and len(entry) == 1):
                 raise BadRecord("a format-1 spec entry must be one 'name: node' mapping")
-            (name, body), = entry.items()
+            ((name, body),) = entry.items()
             nodes.append({"name": name, **(body if isinstance(body, dict) else {})})
         return nodes
     nodes = spec.get("nodes") if isinstance(spec, dict) else None

@@ -245,8 +245,18 @@ def parse_within(query: str, limits: Limits) -> DocumentNode:
 #: is cheap enough to run on the event loop, sparing a thread hand-off.
 INLINE_COST = 500
 #: Fields whose first answer may walk every spec: a filtered count, a path search,
-#: the packages of a stack.
-WALKING_FIELDS = frozenset({"totalCount", "dependencyPath", "packages", "packageCount"})
+#: the packages of a stack, a DAG walk, the sizes of a stack or mirror.
+WALKING_FIELDS = frozenset(
+    {
+        "totalCount",
+        "dependencyPath",
+        "packages",
+        "packageCount",
+        "dependencies",
+        "dependents",
+        "totalBytes",
+    }
+)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from graph.errors import CacheGraphError
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
 from .context import graph
 from .limits import Limits, QueryLimits
+from .mirrors import Mirror, MirrorQueries, find_mirror
 from .nodes import Node, parse_global_id
 from .packages import Package, PackageQueries, find_package
 from .specs import Spec, SpecQueries
@@ -29,6 +30,7 @@ _FINDERS = {
     "Compiler": find_compiler,
     "Target": find_target,
     "Tag": find_tag,
+    "Mirror": find_mirror,
 }
 
 
@@ -46,7 +48,15 @@ class NodeQueries:
 
 Query = merge_types(
     "Query",
-    (NodeQueries, TagQueries, PackageQueries, SpecQueries, StackQueries, BuildQueries),
+    (
+        NodeQueries,
+        TagQueries,
+        PackageQueries,
+        SpecQueries,
+        StackQueries,
+        BuildQueries,
+        MirrorQueries,
+    ),
 )
 
 
@@ -112,6 +122,6 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     """The schema, refusing what ``limits`` forbid (the defaults when None)."""
     return CacheGraphSchema(
         query=Query,
-        types=[Spec, Package, Stack, Compiler, Target, Tag],
+        types=[Spec, Package, Stack, Compiler, Target, Tag, Mirror],
         extensions=extensions_for(limits),
     )

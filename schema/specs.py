@@ -17,6 +17,7 @@ from .pagination import Connection, Slice
 
 if TYPE_CHECKING:
     from .builds import Compiler, Target
+    from .mirrors import Mirror
     from .packages import Package
     from .stacks import Stack
     from .tags import Tag
@@ -26,8 +27,10 @@ StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
 CompilerRef = Annotated["Compiler", strawberry.lazy("schema.builds")]
 TargetRef = Annotated["Target", strawberry.lazy("schema.builds")]
 TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+MirrorRef = Annotated["Mirror", strawberry.lazy("schema.mirrors")]
 
 DEPTYPE = "One of build, link, run, test; all deptypes when omitted."
+TRANSITIVE = "Every spec reached through any chain of such edges, not only direct ones."
 
 
 # A Spec's objects are the graph's SpecRecords themselves: fields that are plain
@@ -42,6 +45,9 @@ class Spec(Node):
     variants: list[str] = strawberry.field(
         description="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
         "'amdgpu_target:=gfx90a'."
+    )
+    size: float | None = strawberry.field(
+        description="The size of the spec's binary tarball in bytes; null when no source says."
     )
 
     @classmethod
@@ -98,21 +104,42 @@ class Spec(Node):
             self.target,
         )  # fmt: skip
 
-    @strawberry.field(description="The specs this one depends on, in spec order.")
+    @strawberry.field(description="The mirrors holding this spec, ordered by name.")
+    def mirrors(self: SpecRecord, info: Info) -> list[MirrorRef]:
+        from .mirrors import Mirror
+
+        return [Mirror.of(m) for m in queries.mirrors_of(graph(info), self.hash)]
+
+    @strawberry.field(
+        description="Where its binary tarball is: a v3 blob or a v2 .spack file, in the first "
+        "mirror (by name) holding it; null when no mirror does."
+    )
+    def tarball(self: SpecRecord) -> str | None:
+        return self.tarball or None
+
+    @strawberry.field(
+        description="What it depends on: direct dependencies, or with transitive every node of "
+        "its DAG but itself; in spec order."
+    )
     def dependencies(
         self: SpecRecord,
         info: Info,
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
+        transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
-        return queries.dependencies(graph(info), self.hash, deptype)
+        return queries.dependencies(graph(info), self.hash, deptype, bool(transitive))
 
-    @strawberry.field(description="The specs that depend on this one, in spec order.")
+    @strawberry.field(
+        description="What depends on it: directly, or with transitive through any chain; "
+        "in spec order."
+    )
     def dependents(
         self: SpecRecord,
         info: Info,
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
+        transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
-        return queries.dependents(graph(info), self.hash, deptype)
+        return queries.dependents(graph(info), self.hash, deptype, bool(transitive))
 
 
 @strawberry.input
@@ -136,6 +163,7 @@ class SpecFilter:
     variants: list[str] | None = strawberry.field(
         default=None, description="The spec has every one of these variant settings, as recorded."
     )
+    mirror: str | None = strawberry.field(default=None, description="A mirror holds the spec.")
 
 
 def spec_query(f: SpecFilter | None) -> queries.SpecQuery:
@@ -152,6 +180,7 @@ def spec_query(f: SpecFilter | None) -> queries.SpecQuery:
         exclude_stacks=tuple(f.exclude_stacks or ()),
         tag=f.tag,
         variants=tuple(f.variants or ()),
+        mirror=f.mirror,
     )
 
 

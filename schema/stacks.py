@@ -41,6 +41,10 @@ class Stack(PackageGroup, Node):
     def package_count(self, info: Info, tag: str | None = None) -> int:
         return len(queries.packages_with(graph(info), "stack", self.name, tag))
 
+    @strawberry.field(description="Sum of the known tarball sizes of its specs, in bytes.")
+    def total_bytes(self, info: Info, tag: str | None = None) -> float:
+        return queries.stack_holding(graph(info), self.name, tag).total_bytes
+
     @strawberry.field
     def tags(self, info: Info) -> list[TagRef]:
         from .tags import Tag

@@ -1,0 +1,96 @@
+"""Mirrors: the build caches specs were loaded from, with their sizes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from graph import queries
+from graph.model import MirrorInfo
+
+from .context import graph
+from .nodes import Node, global_id
+from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+
+if TYPE_CHECKING:
+    from .stacks import Stack
+    from .tags import Tag
+
+StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
+TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+
+
+@strawberry.type(description="A Spack build cache (a mirror) that specs were loaded from.")
+class Mirror(Node):
+    name: str = strawberry.field(
+        description="Unique among the loaded mirrors: given by the user, or derived from its "
+        "tag and stack."
+    )
+    location: str = strawberry.field(description="Where it was read from, as given (a path).")
+    layout: str = strawberry.field(
+        description="The build-cache layout: 'v2' (build_cache/index.json) or 'v3' "
+        "(v3/manifests and blobs)."
+    )
+    tag_name: strawberry.Private[str]
+    stack_name: strawberry.Private[str]
+
+    @classmethod
+    def of(cls, m: MirrorInfo) -> Mirror:
+        return cls(name=m.name, location=m.location, layout=m.layout, tag_name=m.tag,
+                   stack_name=m.stack)  # fmt: skip
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return global_id("Mirror", self.name)
+
+    @strawberry.field(description="The tag whose stack holds this mirror's specs.")
+    def tag(self) -> TagRef | None:
+        from .tags import Tag
+
+        return Tag(name=self.tag_name)
+
+    @strawberry.field(description="The stack that holds this mirror's specs in its tag.")
+    def stack(self) -> StackRef | None:
+        from .stacks import Stack
+
+        return Stack.named(self.stack_name)
+
+    @strawberry.field(description="The specs it holds (not those it only references).")
+    def spec_count(self, info: Info) -> int:
+        return queries.mirror_holding(graph(info), self.name).spec_count
+
+    @strawberry.field(description="Sum of the known tarball sizes, in bytes.")
+    def total_bytes(self, info: Info) -> float:
+        return queries.mirror_holding(graph(info), self.name).total_bytes
+
+    @strawberry.field(description="The specs it holds, in spec order.")
+    def specs(
+        self,
+        info: Info,
+        filter: SpecFilter | None = None,
+        first: int | None = 50,
+        after: str | None = None,
+    ) -> SpecConnection:
+        query = spec_query(filter).narrowed(mirror=self.name)
+        return spec_connection(info, query, first, after)
+
+
+def find_mirror(info: Info, name: str) -> Mirror | None:
+    found = graph(info).mirrors.get(name)
+    return None if found is None else Mirror.of(found)
+
+
+@strawberry.type
+class MirrorQueries:
+    @strawberry.field(
+        description="Every loaded mirror, ordered by name; with a tag, the mirrors of that tag."
+    )
+    def mirrors(self, info: Info, tag: str | None = None) -> list[Mirror]:
+        cg = graph(info)
+        return [Mirror.of(cg.mirrors[name]) for name in queries.mirror_names(cg, tag)]
+
+    @strawberry.field(description="One mirror by name; null when none has it.")
+    def mirror(self, info: Info, name: str) -> Mirror | None:
+        return find_mirror(info, name)
