@@ -39,7 +39,7 @@ def create_app(
     settings = settings or Settings.from_env()
     stamp_request_ids()
     if sources is None:
-        sources = DataSources(list(settings.data), settings.index_sources(), settings.snapshot)
+        sources = DataSources(list(settings.data), settings.mirror_sources(), settings.snapshot)
     state = State(sources=sources, graph=graph)
     metrics = Metrics()
     token = settings.token()

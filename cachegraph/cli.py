@@ -10,18 +10,43 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from graph import IndexSource, load
+from graph import MirrorSource, load
 
 from . import settings as config
 from .progress import ProgressLine
 from .state import DataSources, load_sources
 
 
-def _index(text: str) -> IndexSource:
+def _mirror(text: str) -> MirrorSource:
     try:
-        return IndexSource.parse(text)
+        return MirrorSource.parse(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_mirror_options(parser: argparse.ArgumentParser) -> None:
+    for flag in ("--mirror", "--index"):
+        parser.add_argument(
+            flag,
+            dest="mirror",
+            action="append",
+            default=[],
+            type=_mirror,
+            metavar="TAG:STACK=PATH",
+            help="a Spack build cache whose specs STACK holds in TAG (repeatable)"
+            if flag == "--mirror"
+            else "the same as --mirror",
+        )
+    parser.add_argument("--mirrors-file", metavar="PATH", help="a YAML or JSON list of mirrors")
+
+
+def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
+    """The mirrors of --mirror and --mirrors-file; exits with the problem when the file is bad."""
+    try:
+        listed = config.mirror_sources((), args.mirrors_file or "")
+    except ValueError as exc:
+        raise SystemExit(f"cachegraph: error: --mirrors-file: {exc}") from None
+    return args.mirror + listed
 
 
 def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -32,18 +57,11 @@ def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -
         metavar="PATH",
         help="a cache page, spec file or folder of them (repeatable); default: the bundled seeds",
     )
-    parser.add_argument(
-        "--index",
-        action="append",
-        default=[],
-        type=_index,
-        metavar="TAG:STACK=PATH",
-        help="a Spack build-cache index.json whose specs STACK holds in TAG (repeatable)",
-    )
+    _add_mirror_options(parser)
 
 
 def _sources(args: argparse.Namespace) -> DataSources:
-    return DataSources(paths=args.data, indices=args.index)
+    return DataSources(paths=args.data, mirrors=_mirrors(args))
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -53,7 +71,10 @@ def serve(args: argparse.Namespace) -> int:
     from .observe import configure_logging
 
     settings = config.from_arguments(args, args.base)
-    settings.index_sources()  # a bad --index fails here, not in a worker
+    try:
+        settings.mirror_sources()  # a bad mirror fails here, not in a worker
+    except ValueError as exc:
+        raise SystemExit(f"cachegraph: error: {exc}") from None
     configure_logging(settings.log_level, settings.log_format)
     options = dict(host=settings.host, port=settings.port, log_config=None, access_log=False)
     if settings.workers > 1:
@@ -99,7 +120,7 @@ def export_schema(args: argparse.Namespace) -> int:
 
 def validate(args: argparse.Namespace) -> int:
     progress = ProgressLine()
-    _, report = load(args.paths, args.index, progress=progress)
+    _, report = load(args.paths, _mirrors(args), progress=progress)
     progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -148,8 +169,8 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.set_defaults(run=export_schema)
 
     p = commands.add_parser("validate", help="load data and report what is wrong with it")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--index", action="append", default=[], type=_index, metavar="TAG:STACK=PATH")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    _add_mirror_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=validate)
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from graph import IndexSource
+from graph import MirrorSource
+from graph.mirrors import mirrors_file
 from schema.limits import Limits
 
 ENV_PREFIX = "CACHEGRAPH_"
@@ -33,10 +34,21 @@ class Settings:
         "(variable: paths separated by ':')",
         "PATH",
     )
+    mirror: tuple[str, ...] = _setting(
+        (),
+        "a Spack build cache (v2 or v3 layout: its root, build_cache/ or index.json) whose "
+        "specs STACK holds in TAG; named TAG/STACK (variable: separated by spaces)",
+        "TAG:STACK=PATH",
+    )
+    mirrors_file: str = _setting(
+        "",
+        "a YAML or JSON file listing mirrors: {mirrors: [{name, tag, stack, path}]}, or the "
+        "public cache indexer's {TAG: [{label, url}]}",
+        "PATH",
+    )
     index: tuple[str, ...] = _setting(
         (),
-        "a Spack build-cache index.json whose specs STACK holds in TAG "
-        "(variable: separated by spaces)",
+        "the same as --mirror (its name in earlier versions) (variable: separated by spaces)",
         "TAG:STACK=PATH",
     )
     host: str = _setting("127.0.0.1", "the address to listen on")
@@ -99,8 +111,9 @@ class Settings:
             introspection=self.introspection,
         )
 
-    def index_sources(self) -> list[IndexSource]:
-        return [IndexSource.parse(text) for text in self.index]
+    def mirror_sources(self) -> list[MirrorSource]:
+        """Every mirror the settings name; ValueError says which is wrong."""
+        return mirror_sources(self.mirror + self.index, self.mirrors_file)
 
     def token(self) -> str | None:
         """The admin bearer token, from the file when one is named."""
@@ -113,15 +126,25 @@ class Settings:
         return {env_name(f.name): _to_text(f.name, getattr(self, f.name)) for f in fields(self)}
 
 
+#: Variables not named after their setting: one variable lists every mirror.
+_ENV_NAMES = {"mirror": "CACHEGRAPH_MIRRORS"}
+
+
 def env_name(name: str) -> str:
-    return ENV_PREFIX + name.upper()
+    return _ENV_NAMES.get(name) or ENV_PREFIX + name.upper()
+
+
+def mirror_sources(texts: Iterable[str], listing: str = "") -> list[MirrorSource]:
+    """The mirrors of ``TAG:STACK=PATH`` texts and of a mirrors file; ValueError names a bad one."""
+    found = [MirrorSource.parse(text) for text in texts]
+    return found + (mirrors_file(listing) if listing else [])
 
 
 def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-_SEPARATORS = {"data": ":", "index": " ", "cors_origins": ","}
+_SEPARATORS = {"data": ":", "index": " ", "mirror": " ", "cors_origins": ","}
 
 
 def _from_text(f: dataclasses.Field, raw: str) -> Any:

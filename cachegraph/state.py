@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from graph import CacheGraph, IndexSource, LoadReport, load, snapshot
+from graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
 from graph.loader import collector_paused
 from graph.queries import precompute, stats
 
@@ -31,15 +31,15 @@ log = logging.getLogger("cachegraph")
 
 @dataclass
 class DataSources:
-    """Where the server's data comes from: page/spec-file paths and stack indices."""
+    """Where the server's data comes from: page/spec-file paths and mirrors."""
 
     paths: list[str] = field(default_factory=list)
-    indices: list[IndexSource] = field(default_factory=list)
+    mirrors: list[MirrorSource] = field(default_factory=list)
     #: a snapshot file to restart from while the sources are unchanged, and to write
     snapshot: str = ""
 
     def resolved_paths(self) -> list[str]:
-        return self.paths or ([] if self.indices else [str(default_data())])
+        return self.paths or ([] if self.mirrors else [str(default_data())])
 
 
 def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
@@ -51,7 +51,7 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
     started = time.perf_counter()
     paths = sources.resolved_paths()
     with collector_paused():
-        pending = snapshot.fingerprinting(paths, sources.indices) if sources.snapshot else None
+        pending = snapshot.fingerprinting(paths, sources.mirrors) if sources.snapshot else None
         found = snapshot.load(sources.snapshot, pending) if pending else None
         key = ""
         if found is not None:
@@ -63,7 +63,7 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
             # while this process lists them.
             progress = ProgressLine()
             ready = pending.result if pending else None
-            graph, report = load(paths, sources.indices, progress=progress, before_reading=ready)
+            graph, report = load(paths, sources.mirrors, progress=progress, before_reading=ready)
             progress.done()
             key = pending.result() if pending else ""
         precompute(graph)

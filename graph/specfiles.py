@@ -25,6 +25,8 @@ _SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
 #: What a spec file may grow to once decompressed; real ones are a few hundred KB.
 MAX_SPEC_BYTES = 64 << 20
 
+#: The ``buildcache_layout_version`` values of spec files Spack reads (v3 blobs say 2 too).
+LAYOUT_VERSIONS = {1, 2}
 SPEC_SUFFIXES = (".spec.json", ".spec.json.sig", ".spec.yaml", ".spec.yml")
 
 
@@ -75,6 +77,14 @@ def spec_document(data: bytes, name: str = "") -> dict:
             raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict | list):
         raise BadRecord("not a spec file: no 'spec' at the top level")
+    layout = doc.get("buildcache_layout_version")
+    if isinstance(layout, str) and layout.isdigit():
+        layout = int(layout)
+    if layout is not None and layout not in LAYOUT_VERSIONS:
+        raise BadRecord(
+            f"unknown buildcache_layout_version {layout!r}; this reads "
+            f"{', '.join(map(str, sorted(LAYOUT_VERSIONS)))}, as Spack does; spec not loaded"
+        )
     return doc
 
 

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"
 SHARED = ROOT.parent / "shared"
 SHARED_DATA = SHARED / "data"
+SHARED_MIRRORS = SHARED / "mirrors"
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +24,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is absent: the shared sample data is not on this machine")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def shared_mirrors() -> Path:
+    """../shared/mirrors: real Spack build-cache metadata, beside the project in sessions and CI."""
+    if not SHARED_MIRRORS.is_dir():
+        pytest.skip(f"{SHARED_MIRRORS} is absent: the shared mirrors are not on this machine")
+    return SHARED_MIRRORS
 
 
 @pytest.fixture(scope="session")
