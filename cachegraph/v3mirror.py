@@ -8,8 +8,9 @@ the index as a blob named by ``v3/manifests/index/index.manifest.json``; every
 blob at ``blobs/sha256/<first two>/<checksum>``. Manifests are written as
 Spack writes them (``indent=0``, compact separators).
 
-Tarballs are not binaries here: a caller gives each spec's tarball bytes (a
-stand-in of the size it wants), and the manifest records their real length.
+Tarballs are not written: a spec's manifest records the tarball's size that the
+caller gives and, as its checksum, the sha256 of a stand-in text. Everything a
+metadata reader opens (layout, manifests, spec and index blobs) is real.
 """
 
 from __future__ import annotations
@@ -59,15 +60,14 @@ class V3Writer:
         path.write_text(json.dumps(doc, indent=0, separators=(",", ":")))
         return path
 
-    def add_spec(self, spec_doc: dict, tarball: bytes) -> Path:
-        """A spec file's document and its tarball's bytes; return the manifest's path."""
+    def add_spec(self, spec_doc: dict, tarball_size: int) -> Path:
+        """A spec file's document and its tarball's size; return the manifest's path."""
         root = spec_doc["spec"]["nodes"][0]
         name, version, hash = root["name"], root["version"], root["hash"]
         spec_blob = gzip.compress(json.dumps(spec_doc, separators=(",", ":")).encode(), mtime=0)
-        records = [
-            self.blob(tarball, TARBALL_MEDIA, "gzip"),
-            self.blob(spec_blob, SPEC_MEDIA, "gzip"),
-        ]
+        tarball = blob_record(f"tarball of {hash}".encode(), TARBALL_MEDIA, "gzip")
+        tarball["contentLength"] = tarball_size
+        records = [tarball, self.blob(spec_blob, SPEC_MEDIA, "gzip")]
         folder = self.root / "v3" / "manifests" / "spec" / name
         return self.manifest(folder / f"{name}-{version}-{hash}.spec.manifest.json", records)
 

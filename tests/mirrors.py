@@ -61,13 +61,13 @@ def migrate_to_v3(v2: Path, out: Path, tarball_size=lambda hash: 1000) -> Path:
 
     As ``spack buildcache migrate``: each spec file becomes a gzipped spec blob
     with a manifest, the index a blob with its manifest. The v2 data has no
-    tarballs, so each gets a stand-in of ``tarball_size(hash)`` bytes.
+    tarballs: each manifest says its tarball has ``tarball_size(hash)`` bytes.
     """
     writer = V3Writer(out)
     for path in sorted(v2.iterdir()):
         if path.name.endswith((".spec.json", ".spec.json.sig")):
             doc = raw_document(path)
             hash = doc["spec"]["nodes"][0]["hash"]
-            writer.add_spec(doc, b"\0" * tarball_size(hash))
+            writer.add_spec(doc, tarball_size(hash))
     writer.add_index(json.loads((v2 / "index.json").read_text()))
     return out

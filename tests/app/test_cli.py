@@ -63,3 +63,40 @@ def test_validate_the_shared_data_exits_0_with_its_totals(capsys, shared_data, d
         f"45 pages, 3 spec files, 0 indices: 326 records, {len(data_graph.ordered)} specs, "
         "21 tags; 0 errors, 42 warnings; 42 specs unresolved"
     )
+
+
+def test_validate_and_query_mirrors_from_flags_and_a_mirrors_file(capsys, shared_mirrors, tmp_path):
+    unsigned, signed = shared_mirrors / "v2_layout/unsigned", shared_mirrors / "v2_layout/signed"
+    assert (
+        main(["validate", "--mirror", f"site:e4s={unsigned}", "--index", f"site:ml={signed}"]) == 0
+    )
+    assert capsys.readouterr().out.splitlines() == [
+        "0 pages, 0 spec files, 2 indices, 2 mirrors: 14 records, 7 specs, 1 tags; 0 errors, "
+        "0 warnings",
+        "tags: site",
+    ]
+    listing = tmp_path / "mirrors.yaml"
+    listing.write_text(f"mirrors:\n  - {{name: signed, tag: site, stack: e4s, path: {signed}}}\n")
+    query = "{ mirrors { name layout specCount stack { name } } }"
+    assert main(["query", query, "--mirrors-file", str(listing)]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "data": {
+            "mirrors": [
+                {"name": "signed", "layout": "v2", "specCount": 6, "stack": {"name": "e4s"}}
+            ]
+        }
+    }
+
+
+def test_a_bad_mirrors_file_is_one_line_and_exit_2(capsys, tmp_path):
+    listing = tmp_path / "mirrors.json"
+    listing.write_text("[1, 2]")
+    try:
+        main(["validate", "--mirrors-file", str(listing)])
+    except SystemExit as exc:
+        assert str(exc) == (
+            f"cachegraph: error: --mirrors-file: {listing}: expected {{mirrors: [{{tag, stack, "
+            "path}]} or {TAG: [{label, url}]}"
+        )
+    else:
+        raise AssertionError("a bad mirrors file was accepted")

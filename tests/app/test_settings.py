@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from cachegraph.cli import parser
 from cachegraph.settings import Settings, from_arguments, markdown_table
+from graph import MirrorSource
 from schema.limits import Limits
 from tests.app.test_serve import free_port, post, wait_healthy
 from tests.conftest import ROOT
@@ -98,3 +100,22 @@ def test_a_bad_variable_stops_the_command_with_its_name():
     )
     assert result.returncode == 2
     assert result.stderr.startswith("cachegraph: CACHEGRAPH_MAX_COST='lots': invalid literal")
+
+
+def test_mirrors_come_from_one_variable_and_a_file(tmp_path):
+    listing = tmp_path / "mirrors.json"
+    listing.write_text('{"develop": [{"label": "ml", "url": "ml-mirror"}]}')
+    settings = Settings.from_env(
+        {
+            "CACHEGRAPH_MIRRORS": "site:e4s=/m/e4s  site:ml=/m/ml",
+            "CACHEGRAPH_MIRRORS_FILE": str(listing),
+        }
+    )
+    assert settings.mirror_sources() == [
+        MirrorSource("site", "e4s", Path("/m/e4s")),
+        MirrorSource("site", "ml", Path("/m/ml")),
+        MirrorSource("develop", "ml", tmp_path / "ml-mirror"),
+    ]
+    assert Settings.from_env(settings.to_env()) == settings
+    with pytest.raises(ValueError, match="expected TAG:STACK=PATH, got 'e4s'"):
+        Settings(mirror=("e4s",)).mirror_sources()

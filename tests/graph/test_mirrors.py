@@ -183,10 +183,9 @@ def test_a_v3_copy_loads_to_the_same_graph_plus_sizes(shared_mirrors, tmp_path):
     assert {s.hash: s.size for s in from_v2.ordered if s.size is not None} == {}
     assert (from_v2.mirrors["m"].layout, from_v3.mirrors["m"].layout) == ("v2", "v3")
     for spec in from_v3.ordered:
-        if spec.mirrors:
-            data = Path(spec.tarball).read_bytes()
-            assert spec.tarball.endswith(hashlib.sha256(data).hexdigest())
-            assert len(data) == sizes[spec.hash]
+        if spec.mirrors:  # where the manifest's tarball record says
+            stand_in = hashlib.sha256(f"tarball of {spec.hash}".encode()).hexdigest()
+            assert spec.tarball == str(v3 / "blobs" / "sha256" / stand_in[:2] / stand_in)
 
 
 def test_a_v2_tarball_is_where_spack_puts_it(loaded, shared_mirrors):
