@@ -133,9 +133,19 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def synth(args: argparse.Namespace) -> int:
+    if args.specs < 1 or (args.tags is not None and args.tags < 1):
+        raise SystemExit("cachegraph: error: --specs and --tags must be at least 1")
+    if args.mirror:
+        from .synthmirror import synthesize_mirrors
+
+        held = synthesize_mirrors(args.out, args.specs, args.tags or 2, args.seed)
+        for name, n in held.items():
+            print(f"{name}: {n:,} specs held")
+        print(f"{len(held)} mirrors listed in {args.out / 'mirrors.yaml'} (--mirrors-file)")
+        return 0
     from .synth import synthesize
 
-    counts = synthesize(args.out, args.specs, args.tags, args.seed)
+    counts = synthesize(args.out, args.specs, args.tags or 1, args.seed)
     print(
         ", ".join(f"{tag}: {n:,} specs" for tag, n in counts.items()) + f"; {args.specs:,} distinct"
     )
@@ -174,10 +184,18 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=validate)
 
-    p = commands.add_parser("synth", help="write a realistic page tree of any size")
+    p = commands.add_parser("synth", help="write a realistic page tree or mirrors of any size")
     p.add_argument("out", type=Path, help="the folder to write <tag>/<package>/specs.md into")
     p.add_argument("--specs", type=int, required=True, help="distinct specs in all")
-    p.add_argument("--tags", type=int, default=1, help="tags; later ones share ~60%% of hashes")
+    p.add_argument(
+        "--tags", type=int, help="tags (default 1, with --mirror 2); later ones share hashes"
+    )
+    p.add_argument(
+        "--mirror",
+        action="store_true",
+        help="write Spack mirrors (v2 layout for the first tag, v3 for later ones) with "
+        "dependency DAGs, and mirrors.yaml listing them, instead of pages",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=synth)
     return top

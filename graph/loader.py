@@ -182,6 +182,8 @@ class _Loader:
         self.edges: list[tuple[Path, str, str, tuple[str, ...], tuple[str, ...]]] = []
         # Spack >= 1.0 specs name their compiler as a dependency: hash -> its hash.
         self.compiler_deps: dict[str, str] = {}
+        # Hashes read as spec nodes (with their dependencies) already.
+        self.nodes_read: set[str] = set()
 
     def problem(self, path: Path, message: str, line: int | None = None, warning=False) -> None:
         severity = "warning" if warning else "error"
@@ -420,7 +422,13 @@ class _Loader:
         """Add spec nodes and their dependency edges; return the hashes added, in order."""
         added: list[str] = []
         edges = []
+        seen = self.nodes_read
         for number, (hash, node) in enumerate(nodes, 1):
+            if hash is not None and hash in seen:
+                # A hash names one spec and its whole DAG: another mirror listing it
+                # again says nothing new, and reading it again would cost most of a load.
+                added.append(hash)
+                continue
             try:
                 record = node_record(node, f"{path}#{number}", hash)
                 deps = node_dependencies(node)
@@ -428,6 +436,7 @@ class _Loader:
                 self.problem(path, f"node {number}: {exc.message}")
                 continue
             record = self.builder.add_node_spec(record)
+            seen.add(record.hash)
             added.append(record.hash)
             edges.extend((record.hash, d.hash, d.deptypes, d.virtuals) for d in deps)
             if record.compiler is None and not record.from_page:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from .errors import BadRecord
@@ -228,14 +229,14 @@ def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple
             f"{name}-{version}-{hash}"
         )
     arch, compiler = _arch_and_compiler(stem, name, version, hash)
-    tarball = folder / arch / compiler / f"{name}-{version}" / f"{stem}.spack"
+    tarball = os.path.join(folder, arch, compiler, f"{name}-{version}", f"{stem}.spack")
     size = entry.get("archive_size")
     if not isinstance(size, int | float) or isinstance(size, bool):
         try:
-            size = float(tarball.stat().st_size)
+            size = float(os.stat(tarball).st_size)
         except OSError:
             size = None
-    return str(tarball), size
+    return tarball, size
 
 
 def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[str, str]:
@@ -270,13 +271,26 @@ def _read_v3(root: Path) -> MirrorRead:
             installs.update(found)
     if manifests:
         read.index = (manifests[0], installs)
-    spec_dir = root / "v3" / "manifests" / "spec"
-    listed = sorted(spec_dir.glob("*/*.spec.manifest.json")) if spec_dir.is_dir() else []
+    listed = _spec_manifests(root / "v3" / "manifests" / "spec")
     if not manifests and not listed:
         read.problem(root, "v3 mirror without an index manifest or spec manifests")
     for manifest in listed:
         _v3_spec(read, root, manifest, installs)
     return read
+
+
+def _spec_manifests(folder: Path) -> list[Path]:
+    """Every ``<name>/*.spec.manifest.json`` under ``folder``, by name."""
+    found = []
+    try:
+        packages = sorted(e.path for e in os.scandir(folder) if e.is_dir())
+    except OSError:
+        return []
+    for package in packages:
+        with os.scandir(package) as entries:
+            names = [e.name for e in entries if e.name.endswith(".spec.manifest.json")]
+        found += [Path(package, name) for name in sorted(names)]
+    return found
 
 
 def _index_manifests(root: Path) -> Iterator[Path]:
@@ -293,7 +307,7 @@ def _manifest(read: MirrorRead, path: Path) -> list[dict] | None:
     if data is None:
         return None
     try:
-        doc = json.loads(clearsigned_text(decode_text(data)))
+        doc = orjson.loads(clearsigned_text(decode_text(data)))
         blobs = doc["data"]
         if doc.get("version") != 3:
             raise BadRecord(f"unknown manifest version {doc.get('version')!r}; this reads 3")
@@ -317,26 +331,30 @@ def _manifest(read: MirrorRead, path: Path) -> list[dict] | None:
     return blobs
 
 
-def blob_path(root: Path, record: dict) -> Path:
+def blob_path(root: Path, record: dict) -> str:
     """Where a v3 mirror keeps the blob a manifest record names."""
     checksum = record["checksum"]
-    return root / "blobs" / record["checksumAlgorithm"] / checksum[:2] / checksum
+    return os.path.join(root, "blobs", record["checksumAlgorithm"], checksum[:2], checksum)
+
+
+def _missing_blob(read: MirrorRead, root: Path, manifest: Path, path: str) -> None:
+    read.problem(manifest, f"names blob {os.path.relpath(path, root)}, which is missing")
 
 
 def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int) -> bytes | None:
     """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise."""
     path = blob_path(root, record)
-    if not path.is_file():
-        read.problem(manifest, f"names blob {path.relative_to(root)}, which is missing")
+    if not os.path.isfile(path):
+        _missing_blob(read, root, manifest, path)
         return None
-    data = _bytes(read, path)
+    data = _bytes(read, Path(path))
     if data is None:
         return None
     actual = hashlib.new(record["checksumAlgorithm"], data).hexdigest()
     if actual != record["checksum"]:
         algorithm, stated = record["checksumAlgorithm"], record["checksum"]
         read.problem(
-            path,
+            Path(path),
             f"checksum mismatch: the blob's {algorithm} is {actual}, "
             f"its manifest {manifest.name} says {stated}",
         )
@@ -345,7 +363,7 @@ def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int
         try:
             data = gunzipped(data, limit)
         except BadRecord as exc:
-            read.problem(path, exc.message)
+            read.problem(Path(path), exc.message)
             return None
     return data
 
@@ -369,9 +387,9 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> dict | None:
         )
         return None
     data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
-    return (
-        None if data is None else _index_installs(read, blob_path(root, versions[usable[-1]]), data)
-    )
+    if data is None:
+        return None
+    return _index_installs(read, Path(blob_path(root, versions[usable[-1]])), data)
 
 
 def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> None:
@@ -389,22 +407,22 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> No
         read.problem(manifest, "names no spec blob")
         return
     if hash in installs:
-        if not blob_path(root, spec[0]).is_file():
-            read.problem(manifest, f"names blob {blob_path(root, spec[0]).relative_to(root)}, "
-                         "which is missing")  # fmt: skip
+        if not os.path.isfile(blob_path(root, spec[0])):
+            _missing_blob(read, root, manifest, blob_path(root, spec[0]))
     else:  # not in the index: the spec blob says what it is
         data = _blob(read, root, manifest, spec[0], 64 << 20)
         if data is None:
             return
+        where = Path(blob_path(root, spec[0]))
         try:
-            read.spec_files.append((blob_path(root, spec[0]), spec_document(data)))
+            read.spec_files.append((where, spec_document(data)))
         except BadRecord as exc:
-            read.problem(blob_path(root, spec[0]), exc.message)
+            read.problem(where, exc.message)
             return
     if hash in installs and not held(installs[hash]):
         return
     if tarball:
-        read.tarballs[hash] = (str(blob_path(root, tarball[0])), float(tarball[0]["contentLength"]))
+        read.tarballs[hash] = (blob_path(root, tarball[0]), float(tarball[0]["contentLength"]))
     else:
         read.tarballs[hash] = ("", None)
 
@@ -426,7 +444,11 @@ def _bytes(read: MirrorRead, path: Path) -> bytes | None:
 def _index_installs(read: MirrorRead, path: Path, data: bytes) -> dict | None:
     """The ``installs`` of a build-cache index, or None (a problem) when it is not one."""
     try:
-        return index_installs(json.loads(decode_text(data)))
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:  # not UTF-8 or not JSON: the plain parser says where
+            doc = json.loads(decode_text(data))
+        return index_installs(doc)
     except ValueError as exc:
         read.problem(path, f"not valid JSON: {getattr(exc, 'msg', exc)}")
     except BadRecord as exc:

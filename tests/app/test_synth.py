@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from cachegraph.cli import main
-from graph import load
+from graph import load, queries
+from graph.mirrors import mirrors_file
 from graph.queries import SpecQuery, select_specs, stack_overlaps
 
 
@@ -37,3 +40,28 @@ def test_synth_is_deterministic(tmp_path):
     assert (tmp_path / "a").rglob("*.md").__next__().read_text() == (
         tmp_path / "b" / next((tmp_path / "a").rglob("*.md")).relative_to(tmp_path / "a")
     ).read_text()
+
+
+def test_synth_mirror_writes_v2_and_v3_mirrors_that_load_whole(tmp_path, capsys):
+    assert main(["synth", str(tmp_path), "--specs", "2000", "--mirror", "--seed", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"12 mirrors listed in {tmp_path / 'mirrors.yaml'} (--mirrors-file)"
+    graph, report = load([], mirrors_file(tmp_path / "mirrors.yaml"))
+    assert report.problems == []
+    assert 2000 <= len(graph.ordered) <= 2001  # a lookalike's rebuilt dependency may end it
+    layouts = {m.tag: m.layout for m in graph.mirrors.values()}
+    assert layouts == {"develop": "v2", "develop-2025-01-01": "v3"}
+    held = {name: queries.mirror_holding(graph, name).spec_count for name in graph.mirrors}
+    assert sorted(lines[:-1]) == sorted(f"{name}: {n:,} specs held" for name, n in held.items())
+    built = [s for s in graph.ordered if s.package.startswith("lib-")]
+    direct = [len(queries.dependencies(graph, s.hash)) for s in built]
+    assert min(direct) == 3 and max(direct) <= 18  # wrapper, compiler, runtime + 0-15 more
+    # Spack 1.0 shape: the compiler is a dependency providing c, and held by no mirror.
+    assert {s.compiler for s in built} == {"gcc@11.4.0", "gcc@13.2.0", "gcc@12.4.0", "gcc@15.0.0"}
+    assert all(not s.mirrors for s in graph.ordered if s.package == "gcc")
+    # About a quarter are lookalikes: the same own attributes as another spec of the package.
+    own = Counter((s.package, s.version, s.compiler, s.target, s.variants) for s in built)
+    twins = sum(n for n in own.values() if n > 1)
+    assert 0.3 < twins / len(built) < 0.6  # each lookalike and the spec it copies
+    v3 = [s for s in graph.ordered if any(m.startswith("develop-2025") for m in s.mirrors)]
+    assert v3 and all(s.size and s.size > 0 for s in v3)
