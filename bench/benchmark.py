@@ -2,6 +2,7 @@
 Uvicorn server, against the floors of the same run and against PostgreSQL + PostGraphile.
 
     python bench/benchmark.py [--sizes 10000,100000,1000000] [--requests 200]
+                              [--mirror-sizes 10000,100000,250000]
                               [--seconds 10] [--no-peer] [--out docs/benchmarks.md]
 
 For each size it generates a page tree (``cachegraph synth``, two tags, kept in
@@ -18,6 +19,12 @@ the work folder for the next run) and measures, in one run:
 - throughput of the point query with 16 concurrent clients, against a bare
   Starlette route returning prepared JSON of the same size (the HTTP floor);
 - the same questions of the peer, when PostgreSQL and Node are installed.
+
+The mirror workload (``cachegraph synth --mirror``: v2 and v3 mirrors with
+dependency DAGs, served with ``--mirrors-file``) measures, at each of
+``--mirror-sizes``: the floor of parsing the same index blobs with orjson (a
+process of its own), cold start and peak RSS, a spec's direct dependencies, and
+the count of the transitive dependents of the most depended-on library.
 
 It prints the tables and writes them, with the machine, to ``--out``.
 """
@@ -44,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 import peer as peers  # noqa: E402
 
 from cachegraph.synth import synthesize  # noqa: E402
+from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
 
 CLIENTS = 16
 PEER = "PostGraphile 4.14.1 with postgraphile-plugin-connection-filter 2.3.0 on PostgreSQL"
@@ -250,10 +258,11 @@ def peak_rss_mb(pid: int) -> float:
 class Server:
     """``cachegraph serve`` in a process of its own; ``seconds`` from start to ready."""
 
-    def __init__(self, tree: Path, *options: str) -> None:
+    def __init__(self, tree: Path | None, *options: str) -> None:
         self.port = free_port()
         env = {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
-        command = [sys.executable, "-m", "cachegraph.cli", "serve", "--data", str(tree)]
+        command = [sys.executable, "-m", "cachegraph.cli", "serve"]
+        command += ["--data", str(tree)] if tree is not None else []
         command += ["--port", str(self.port), "--log-level", "warning", *options]
         started = time.perf_counter()
         self.process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
@@ -403,6 +412,127 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
     return result
 
 
+# -- the mirror workload -----------------------------------------------------------------
+
+
+@dataclass
+class MirrorResult:
+    size: int
+    specs: int = 0
+    records: int = 0
+    floor: float = 0.0
+    cold: float = 0.0
+    rss: float = 0.0
+    direct: tuple[float, float] = (0.0, 0.0)
+    dependents: tuple[float, float] = (0.0, 0.0)
+    dependents_of: str = ""
+    failures: int = 0
+
+
+def index_blobs(mirrors: Path) -> list[Path]:
+    """Every index a mirror tree holds: v2 index.json files and the blobs v3 manifests name."""
+    found = sorted(mirrors.rglob("build_cache/index.json"))
+    for manifest in sorted(mirrors.rglob("v3/manifests/index/index.manifest.json")):
+        record = orjson.loads(manifest.read_bytes())["data"][0]
+        root = manifest.parents[3]
+        found.append(root / "blobs" / "sha256" / record["checksum"][:2] / record["checksum"])
+    return found
+
+
+def index_floor(blobs: list[Path]) -> float:
+    """Seconds a fresh process takes to read and parse every index with orjson, start to exit."""
+    code = "import sys, orjson\nfor p in sys.argv[1:]:\n    orjson.loads(open(p, 'rb').read())\n"
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, *map(str, blobs)], check=True)
+    return time.perf_counter() - started
+
+
+def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
+    result = MirrorResult(size)
+    tree = args.work / f"mirrors-{size}"
+    if not (tree / ".complete").exists():
+        print(f"[mirrors {size:,}] generating the mirrors", flush=True)
+        synthesize_mirrors(tree, size, 2, 1)
+        (tree / ".complete").write_text("")
+    blobs = index_blobs(tree)
+    # Variables from the raw indices: held specs, and the most depended-on library.
+    rng = random.Random(7)
+    depended: dict[str, int] = {}
+    hashes: set[str] = set()
+    for blob in blobs:
+        installs = orjson.loads(blob.read_bytes())["database"]["installs"]
+        result.records += len(installs)
+        for hash, entry in installs.items():
+            hashes.add(hash)
+            for dep in entry["spec"].get("dependencies", []):
+                depended[dep["hash"]] = depended.get(dep["hash"], 0) + 1
+    result.specs = len(hashes)
+    library = max(depended, key=depended.__getitem__)
+    result.dependents_of = library
+    chosen = rng.sample(sorted(hashes), 200)
+
+    print(f"[mirrors {size:,}] index floor", flush=True)
+    result.floor = index_floor(blobs)
+    print(f"[mirrors {size:,}] cold start", flush=True)
+    server = Server(None, "--mirrors-file", str(tree / "mirrors.yaml"), "--response-cache", "0")
+    try:
+        result.cold = server.seconds
+        asks = [
+            ("direct", "query($h: String!) { spec(hash: $h) { dependencies { hash } } }",
+             [{"h": h} for h in chosen]),
+            ("dependents", "query($h: String!) { spec(hash: $h) { "
+             "dependentCount(transitive: true) } }", [{"h": library}]),
+        ]  # fmt: skip
+        for name, query, variables in asks:
+            times, failed = asyncio.run(latencies(server.port, query, variables, args.requests))
+            setattr(result, name, (pct(times, 0.5) * 1000, pct(times, 0.99) * 1000))
+            result.failures += failed
+            print(f"[mirrors {size:,}] {name}: p50 {getattr(result, name)[0]:.2f} ms", flush=True)
+        result.rss = peak_rss_mb(server.process.pid)
+    finally:
+        server.stop()
+    return result
+
+
+def mirror_report(results: list[MirrorResult]) -> list[str]:
+    lines = [
+        "",
+        "### The mirror workload",
+        "",
+        "`cachegraph synth --mirror`: 12 mirrors (2 tags x 6 stacks, v2 then v3), DAGs of 5-15 "
+        "direct dependencies, a quarter lookalikes; served with `--mirrors-file`.",
+        "",
+        "| specs | index records | index floor | cold start | ratio | peak RSS | "
+        "direct dependencies p50 / p99 | transitive dependents counted p50 / p99 |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.specs:,} | {r.records:,} | {r.floor:.1f} s | {r.cold:.1f} s | "
+            f"{r.cold / r.floor:.1f}× | {r.rss:,.0f} MB | {r.direct[0]:.2f} / {r.direct[1]:.2f} ms "
+            f"| {r.dependents[0]:.1f} / {r.dependents[1]:.1f} ms |"
+        )
+    failures = sum(r.failures for r in results)
+    lines.append("")
+    lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
+    big = max(results, key=lambda r: r.size)
+    lines += [
+        "",
+        f"### Mirror targets at {big.specs:,} specs",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+        f"| cold start ≤ 5× the index floor | {big.cold / big.floor:.1f}× | "
+        f"{verdict(big.cold <= 5 * big.floor)} |",
+        f"| peak RSS ≤ 2.5 GB | {big.rss:,.0f} MB | {verdict(big.rss <= 2560)} |",
+        f"| a spec's direct dependencies ≤ 2 ms | {big.direct[0]:.2f} ms | "
+        f"{verdict(big.direct[0] <= 2)} |",
+        f"| transitive dependents of the most depended-on library, counted, ≤ 100 ms | "
+        f"{big.dependents[0]:.1f} ms | {verdict(big.dependents[0] <= 100)} |",
+    ]
+    return lines
+
+
 # -- the report --------------------------------------------------------------------------
 
 
@@ -410,7 +540,12 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
 
-def report(results: list[Result], args: argparse.Namespace, peer_missing: str | None) -> str:
+def report(
+    results: list[Result],
+    args: argparse.Namespace,
+    peer_missing: str | None,
+    mirrors: list[MirrorResult] = (),
+) -> str:
     # Every question has an answer of a fixed size, whatever the data's.
     names = [q.name for q in questions(Sample([""], [""], [{}], [""], [{}]))]
     lines = [
@@ -418,6 +553,7 @@ def report(results: list[Result], args: argparse.Namespace, peer_missing: str | 
         "",
         f"- machine: {machine()}",
         f"- command: `python bench/benchmark.py --sizes {','.join(map(str, args.sizes))} "
+        f"--mirror-sizes {','.join(map(str, args.mirror_sizes))} "
         f"--requests {args.requests} --seconds {args.seconds:g}`",
         f"- questions: each asked {args.requests} times, one client, variables drawn from the "
         "data, response cache off; throughput: "
@@ -462,7 +598,8 @@ def report(results: list[Result], args: argparse.Namespace, peer_missing: str | 
     )
     failures = {k: v for r in results for k, v in r.failures.items() if v}
     lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
-    lines += targets(results, names)
+    lines += targets(results, names) if results else []
+    lines += mirror_report(list(mirrors)) if mirrors else []
     return "\n".join(lines) + "\n"
 
 
@@ -541,13 +678,15 @@ def _pg_version() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--mirror-sizes", default="10000,100000,250000")
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--work", type=Path, default=Path("/tmp/cachegraph-bench"))
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args()
-    args.sizes = [int(s) for s in args.sizes.split(",")]
+    args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.mirror_sizes = [int(s) for s in args.mirror_sizes.split(",") if s]
     args.work.mkdir(parents=True, exist_ok=True)
 
     peer_missing = "skipped (--no-peer)" if args.no_peer else peers.missing()
@@ -562,7 +701,8 @@ def main() -> int:
     finally:
         if peer is not None:
             peer.stop()
-    text = report(results, args, peer_missing)
+    mirrors = [run_mirror_size(size, args) for size in args.mirror_sizes]
+    text = report(results, args, peer_missing, mirrors)
     print(text)
     head = args.out.read_text().split("## Run")[0] if args.out.exists() else "# Benchmarks\n\n"
     args.out.write_text(head + text)

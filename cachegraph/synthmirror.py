@@ -181,8 +181,9 @@ def _write(path: Path, v2: bool, closure: dict, compilers: set[str], sizes: dict
         for h, n in closure.items():
             if h not in compilers:
                 arch = n["arch"]
-                stem = (f"{arch['platform']}-{arch['platform_os']}-{arch['target']['name']}-"
-                        f"gcc-{_compiler_version(n, closure)}-{n['name']}-{n['version']}-{h}")  # fmt: skip
+                platform = f"{arch['platform']}-{arch['platform_os']}-{arch['target']['name']}"
+                compiler = f"gcc-{_compiler_version(n, closure)}"
+                stem = f"{platform}-{compiler}-{n['name']}-{n['version']}-{h}"
                 doc = {"spec": {"_meta": {"version": 5}, "nodes": [n]},
                        "buildcache_layout_version": 2}  # fmt: skip
                 (cache / f"{stem}.spec.json").write_text(json.dumps(doc, separators=(",", ":")))

@@ -465,14 +465,7 @@ def _in_order(cg: CacheGraph, nodes: Iterable[tuple[str, str]]) -> list[SpecReco
     return [ordered[r] for r in sorted(rank[hash] for _, hash in nodes)]
 
 
-def dependencies(
-    cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
-) -> list[SpecRecord]:
-    """The specs this spec depends on (of one deptype), in contract order.
-
-    With ``transitive``, every node of its DAG but itself, reached through edges
-    of that deptype. The walk follows ``depends_on`` edges of the graph.
-    """
+def _children(cg: CacheGraph, deptype: str | None) -> Callable[[tuple[str, str]], Iterator]:
     _check_deptype(deptype)
     succ = cg.g.succ
 
@@ -481,7 +474,27 @@ def dependencies(
             if data["kind"] == "depends_on" and (deptype is None or deptype in data["deptypes"]):
                 yield child
 
-    return _in_order(cg, _reached(cg.g, ("spec", hash), children, transitive))
+    return children
+
+
+def _parents(cg: CacheGraph, deptype: str | None) -> Callable[[tuple[str, str]], Iterable]:
+    # Only specs depend on a spec, so every in-edge of a spec node is a depends_on edge.
+    _check_deptype(deptype)
+    pred = cg.g.pred
+    if deptype is None:
+        return pred.__getitem__
+    return lambda node: (p for p, data in pred[node].items() if deptype in data["deptypes"])
+
+
+def dependencies(
+    cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
+) -> list[SpecRecord]:
+    """The specs this spec depends on (of one deptype), in contract order.
+
+    With ``transitive``, every node of its DAG but itself, reached through edges
+    of that deptype. The walk follows ``depends_on`` edges of the graph.
+    """
+    return _in_order(cg, _reached(cg.g, ("spec", hash), _children(cg, deptype), transitive))
 
 
 def dependents(
@@ -489,19 +502,23 @@ def dependents(
 ) -> list[SpecRecord]:
     """The specs that depend on this spec (by one deptype), in contract order.
 
-    With ``transitive``, through any chain of such edges. Only specs depend on a
-    spec, so every in-edge of a spec node is a ``depends_on`` edge.
+    With ``transitive``, through any chain of such edges.
     """
-    _check_deptype(deptype)
-    pred = cg.g.pred
-    if deptype is None:
-        parents = pred.__getitem__
-    else:
+    return _in_order(cg, _reached(cg.g, ("spec", hash), _parents(cg, deptype), transitive))
 
-        def parents(node: tuple[str, str]) -> Iterator[tuple[str, str]]:
-            return (p for p, data in pred[node].items() if deptype in data["deptypes"])
 
-    return _in_order(cg, _reached(cg.g, ("spec", hash), parents, transitive))
+def dependency_count(
+    cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
+) -> int:
+    """How many specs ``dependencies`` gives, without ordering them."""
+    return len(_reached(cg.g, ("spec", hash), _children(cg, deptype), transitive))
+
+
+def dependent_count(
+    cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
+) -> int:
+    """How many specs ``dependents`` gives, without ordering them."""
+    return len(_reached(cg.g, ("spec", hash), _parents(cg, deptype), transitive))
 
 
 def _reached(
@@ -509,7 +526,7 @@ def _reached(
     start: tuple[str, str],
     neighbors: Callable[[tuple[str, str]], Iterable],
     transitive: bool,
-) -> Iterable[tuple[str, str]]:
+) -> list[tuple[str, str]]:
     """The neighbors of ``start``, or (transitive) every node reachable from it but itself."""
     if not transitive:
         return list(neighbors(start))

@@ -254,6 +254,8 @@ WALKING_FIELDS = frozenset(
         "packageCount",
         "dependencies",
         "dependents",
+        "dependencyCount",
+        "dependentCount",
         "totalBytes",
     }
 )

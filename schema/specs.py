@@ -141,6 +141,24 @@ class Spec(Node):
     ) -> list[Spec]:
         return queries.dependents(graph(info), self.hash, deptype, bool(transitive))
 
+    @strawberry.field(description="How many specs dependencies(deptype, transitive) gives.")
+    def dependency_count(
+        self: SpecRecord,
+        info: Info,
+        deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
+        transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
+    ) -> int:
+        return queries.dependency_count(graph(info), self.hash, deptype, bool(transitive))
+
+    @strawberry.field(description="How many specs dependents(deptype, transitive) gives.")
+    def dependent_count(
+        self: SpecRecord,
+        info: Info,
+        deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
+        transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
+    ) -> int:
+        return queries.dependent_count(graph(info), self.hash, deptype, bool(transitive))
+
 
 @strawberry.input
 class SpecFilter:

@@ -97,9 +97,11 @@ def test_a_root_depends_transitively_on_every_other_node_of_its_spec_file(
     nodes = raw_nodes(raw_document(shared_mirrors / "specfiles" / f"{name}.spec.json"))
     root, rest = nodes[0]["hash"], {n["hash"] for n in nodes[1:]}
     query = """query($h: String!) { spec(hash: $h) { dependencies(transitive: true) { hash }
-               direct: dependencies { hash } } }"""
+               direct: dependencies { hash } dependencyCount(transitive: true)
+               dependentCount(transitive: true) } }"""
     found = execute(mirrors_graph, query, {"h": root})["data"]["spec"]
     assert {d["hash"] for d in found["dependencies"]} == rest
+    assert (found["dependencyCount"], found["dependentCount"]) == (len(rest), 0)
     assert {d["hash"] for d in found["direct"]} == {d["hash"] for d in nodes[0]["dependencies"]}
     # Every node of the file reaches back to the root through its dependents.
     for hash in rest:
