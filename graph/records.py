@@ -67,13 +67,33 @@ def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[
         target=_text(row, "target"),
         variants=_strings(row, "variants"),
         source=source,
+        size=page_size(row.get("size")),
     )
     return record, _strings(row, "stacks")
+
+
+def page_size(value: Any) -> float | None:
+    """A page's ``size``: bytes, or ``"-"`` (the public site's generator writes it for unknown).
+
+    >>> page_size("-"), page_size(None), page_size(1234), page_size("1234")
+    (None, None, 1234.0, 1234.0)
+    """
+    if value is None or value == "-":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    raise BadRecord(f"'size' must be a number of bytes or '-', not {_shown(value)}")
 
 
 _FIELDS = ("hash", "versions", "compiler", "os", "platform", "target", "variants", "stacks")
 _COLUMNS = [itemgetter(name) for name in _FIELDS]
 _HASHES = re.compile(r"[a-z0-9]*")
+
+
+def _sized(row: Any) -> bool:
+    return row.get("size", "-") not in ("-", None)
 
 
 #: The one-value fields a page's ``meta`` summarizes.
@@ -101,6 +121,8 @@ def well_formed_rows(
     if not rows:
         return None
     try:
+        if any(map(_sized, rows)):  # nearly every page says "-": a size goes row by row
+            return None
         columns = [list(map(column, rows)) for column in _COLUMNS]
         hashes, versions, compilers, oss, platforms, targets, variants, stacks = columns
         # join() takes only strings: one C call checks a whole column.
@@ -110,7 +132,7 @@ def well_formed_rows(
         "".join(chain.from_iterable(versions))
         "".join(chain.from_iterable(variants))
         "".join(chain.from_iterable(stacks))
-    except (KeyError, TypeError, ValueError):  # not mappings, a field missing, not strings
+    except (AttributeError, KeyError, TypeError, ValueError):  # not mappings, a field missing...
         return None
     if not (
         {list} == set(map(type, versions)) == set(map(type, variants)) == set(map(type, stacks))

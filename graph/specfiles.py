@@ -10,7 +10,6 @@ by its name).
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from typing import Any
@@ -139,16 +138,3 @@ def spec_nodes(doc: dict) -> list[dict]:
     if not isinstance(nodes, list) or not nodes:
         raise BadRecord("spec file has no 'nodes' list")
     return nodes
-
-
-def spec_format(doc: dict) -> int:
-    """The spec format version a spec file says it is in (1 for the YAML list form)."""
-    spec = doc.get("spec")
-    meta = spec.get("_meta") if isinstance(spec, dict) else None
-    version = meta.get("version") if isinstance(meta, dict) else None
-    return version if isinstance(version, int) else 1
-
-
-def gzip_json(doc: Any) -> bytes:
-    """``doc`` as Spack writes a spec or index blob: compact JSON, gzipped (mtime 0)."""
-    return gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), mtime=0)

@@ -231,3 +231,20 @@ def test_dependencies_of_every_deptype_form(tmp_path):
     assert [s.package for s in dependencies(graph, fake_hash("p"))] == ["b", "c"]
     assert [s.package for s in dependencies(graph, fake_hash("p"), "link")] == ["b"]
     assert [s.package for s in dependencies(graph, fake_hash("p"), "run")] == ["c"]
+
+
+def test_a_page_size_in_bytes_is_the_specs_size_and_a_bad_one_is_named(tmp_path):
+    rows = [record(fake_hash("a")), record(fake_hash("b")), record(fake_hash("c"))]
+    rows[0]["size"], rows[1]["size"], rows[2]["size"] = 52_428_800, "-", "12 MB"
+    path = write_page(tmp_path, "zlib", "develop", rows)
+    graph, report = load([tmp_path])
+    assert [(s.hash, s.size) for s in graph.ordered] == [(fake_hash("a"), 52_428_800.0),
+                                                         (fake_hash("b"), None)]  # fmt: skip
+    assert report.problems == [
+        Problem(
+            str(path),
+            f"record 3 ({fake_hash('c')}): "
+            "'size' must be a number of bytes or '-', not str '12 MB'",
+            6,
+        )
+    ]

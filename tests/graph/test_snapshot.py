@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graph import load, snapshot
+from graph import MirrorSource, load, snapshot
 
 from ..conftest import SEEDS, execute
 
@@ -65,3 +65,31 @@ def test_an_unreadable_snapshot_is_not_used(tmp_path: Path, content: bytes):
     (tmp_path / "snap").write_bytes(content)
     assert snapshot.load(tmp_path / "snap", "key") is None
     assert snapshot.load(tmp_path / "absent", "key") is None
+
+
+def test_a_snapshot_of_mirrors_keeps_their_graph_sizes_and_staleness(shared_mirrors, tmp_path):
+    from tests.mirrors import migrate_to_v3
+
+    v3 = migrate_to_v3(
+        shared_mirrors / "v2_layout/unsigned/build_cache", tmp_path / "v3", lambda h: 4096
+    )
+    mirrors = [
+        MirrorSource("site", "e4s", v3),
+        MirrorSource("site", "ml", shared_mirrors / "v2_layout_db7"),
+    ]
+    graph, report = load([], mirrors)
+    key = snapshot.fingerprint([], mirrors)
+    snapshot.save(tmp_path / "snap", graph, report, key)
+    restored, _ = snapshot.load(tmp_path / "snap", key)
+    fields = ("hash", "compiler", "size", "tarball", "mirrors", "stacks")
+    assert [[getattr(s, f) for f in fields] for s in restored.ordered] == [
+        [getattr(s, f) for f in fields] for s in graph.ordered
+    ]
+    assert restored.mirrors == graph.mirrors
+    assert sorted(restored.g.edges(data=True)) == sorted(graph.g.edges(data=True))
+    query = "{ mirrors { name layout specCount totalBytes } }"
+    assert execute(restored, query) == execute(graph, query)
+    # A file changed inside a mirror folder makes the snapshot stale.
+    manifest = next((v3 / "v3/manifests/spec/libelf").glob("*.json"))
+    manifest.write_text(manifest.read_text() + "\n")
+    assert snapshot.fingerprint([], mirrors) != key
