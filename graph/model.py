@@ -24,9 +24,11 @@ attributes. A spec's record (a compact SpecRecord with interned strings) is
 found by its hash (``CacheGraph.spec``); resolvers of relations walk the edges.
 
 The graph never changes after it is built, so edges of equal data share one
-attribute dict and nodes one empty attribute dict (NetworkX's documented
-factory hooks, ``CacheDiGraph``): a million specs cost their adjacency, not a
-million copies of ``{"kind": "package"}``. The rank indices (specs in contract
+attribute dict, nodes one empty attribute dict, and specs alike (same
+attributes, stack layout and mirrors, no dependencies) one successor dict;
+the dicts are built beforehand and handed to NetworkX through its documented
+factory hooks (``CacheDiGraph``): a million specs cost their adjacency, not
+ten million calls and copies of ``{"kind": "package"}``. The rank indices (specs in contract
 order per attribute value) are caches of the same relations that make a
 filtered, paged answer cost in proportion to the answer; answers that are
 costly to compute are memoized on the graph.
@@ -137,7 +139,7 @@ class CacheGraph:
         self.index = index
         self.deps = deps
         self.mirrors: dict[str, MirrorInfo] = {m.name: m for m in sorted(mirrors, key=_name)}
-        self.g: nx.DiGraph = graph_of(ordered, deps, self.mirrors.values())
+        self.g: nx.DiGraph = graph_of(ordered, index, deps, self.mirrors.values())
         self.memo: dict[Any, Any] = {}
         self._kept: OrderedDict[Any, Any] = OrderedDict()
         self._kept_lock = threading.Lock()
@@ -478,126 +480,149 @@ def _name(item: Any) -> str:
 
 
 class CacheDiGraph(nx.DiGraph):
-    """A DiGraph whose edges of equal data share one attribute dict, and nodes one empty one.
+    """A DiGraph made from node and adjacency dicts built beforehand, by NetworkX's factory hooks.
 
-    NetworkX's documented extension point (``edge_attr_dict_factory``,
-    ``node_attr_dict_factory``; see its ``ThinGraph`` example): ``add_edges_from``
-    takes each new edge's dict from the factory, so ``add_edges_sharing`` hands
-    out one dict per kind of edge. Nothing may change an edge's data in place:
-    the graph is frozen once built.
+    NetworkX documents its dict factories (``node_dict_factory``,
+    ``adjlist_outer_dict_factory``...) as the way to change the dicts a graph is
+    made of. Here they hand ``DiGraph.__init__`` the dicts ``graph_of`` built in
+    C-speed passes over the rank index, instead of NetworkX filling empty ones edge
+    by edge (``add_edges_from`` costs about 3 µs an edge: half a minute for the
+    ten million edges of a million specs). ``DiGraph.__init__`` asks for the
+    successors' dict first, then the predecessors'; ``tests/graph/test_model.py``
+    fails loudly on a NetworkX that no longer does (``pyproject.toml`` pins 3.x).
+    Made without dicts, it is a plain DiGraph.
     """
 
-    _edge_data: dict = {}  # noqa: RUF012 -- replaced per batch, never changed in place
-    _node_data: dict = {}  # noqa: RUF012
+    def __init__(
+        self, nodes: dict | None = None, succ: dict | None = None, pred: dict | None = None
+    ) -> None:
+        self._prebuilt = ({} if nodes is None else nodes, [succ or {}, pred or {}])
+        super().__init__()
+        del self._prebuilt
 
-    def edge_attr_dict_factory(self) -> dict:
-        return self._edge_data
+    def node_dict_factory(self) -> dict:
+        prebuilt = getattr(self, "_prebuilt", None)
+        return {} if prebuilt is None else prebuilt[0]
 
-    def node_attr_dict_factory(self) -> dict:
-        return self._node_data
-
-    def add_node_owning(self, node: Any, **attrs: Any) -> None:
-        """Add a node with attributes of its own (not the shared empty dict)."""
-        self._node_data = {}
-        try:
-            self.add_node(node, **attrs)
-        finally:
-            del self._node_data
-
-    def add_edges_sharing(self, edges: Iterable[tuple[Any, Any]], data: dict) -> None:
-        """Add these edges, all with this one attribute dict."""
-        self._edge_data = data
-        try:
-            self.add_edges_from(edges)
-        finally:
-            del self._edge_data
+    def adjlist_outer_dict_factory(self) -> dict:
+        prebuilt = getattr(self, "_prebuilt", None)
+        return {} if prebuilt is None else prebuilt[1].pop(0)
 
 
-#: spec attribute -> the kind of node (and edge) it leads to
-_ONE_VALUE = (
-    ("package", "package"),
-    ("compiler", "compiler"),
-    ("target", "target"),
-    ("os", "os"),
-    ("platform", "platform"),
-)
+#: the kinds of nodes a spec has one edge to per value, found in the rank index
+_EDGE_KINDS = ("package", "compiler", "target", "os", "platform", "tag", "mirror")
 
 
 def graph_of(
-    specs: list[SpecRecord], deps: dict[tuple[str, str], DepTypes], mirrors: Iterable[MirrorInfo]
+    specs: list[SpecRecord],
+    index: dict[IndexKey, array],
+    deps: dict[tuple[str, str], DepTypes],
+    mirrors: Iterable[MirrorInfo],
 ) -> nx.DiGraph:
-    """The frozen graph of these specs, their dependencies and mirrors (kinds in the module doc).
+    """The frozen graph of these specs (in rank order), their dependencies and mirrors.
+
+    Node and edge kinds are in the module's docstring. The in-edges of each
+    attribute node come from the rank index, the cache of the same relation; specs
+    with the same attributes, stack layout and mirrors and no dependencies share
+    one successor dict, and nodes with no edge one way share one empty dict (the
+    graph is frozen: none is ever changed).
 
     >>> a = SpecRecord("a" * 32, "zlib", "1.3", ("1.3",), "gcc@13", "ubuntu24.04", "linux",
     ...                "x86_64_v3", (), {"v1": frozenset({"e4s"})}, frozenset({"e4s"}))
-    >>> g = graph_of([a], {}, [])
-    >>> sorted(g.succ["spec", "a" * 32])[:3]
-    [('compiler', 'gcc@13'), ('os', 'ubuntu24.04'), ('package', 'zlib')]
-    >>> g.edges[("spec", "a" * 32), ("stack", "e4s")]
-    {'kind': 'stack', 'tags': frozenset({'v1'})}
+    >>> g = graph_of([a], rank_index([a]), {}, [])
+    >>> sorted(kind for kind, _ in g.succ["spec", "a" * 32])
+    ['compiler', 'os', 'package', 'platform', 'stack', 'tag', 'target']
+    >>> g.edges[("spec", "a" * 32), ("stack", "e4s")], list(g.pred["package", "zlib"])
+    ({'kind': 'stack', 'tags': frozenset({'v1'})}, [('spec', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')])
     """
-    g = CacheDiGraph()
-    mirrors = list(mirrors)
-    for m in mirrors:
-        g.add_node_owning(("mirror", m.name), mirror=m)
-    nodes = [("spec", s.hash) for s in specs]
-    g.add_nodes_from(nodes)
-    # One value each: group the edges by kind, one shared dict a kind.
-    for attr, kind in _ONE_VALUE:
-        targets = zip(repeat(kind), map(attrgetter(attr), specs))
-        g.add_edges_sharing(
-            ((n, t) for n, t in zip(nodes, targets, strict=True) if t[1]), {"kind": kind}
-        )
-    # Stacks (with the tags holding the spec in each), tags and mirrors.
-    # Specs share a few thousand layouts: each works out its edges' targets and data once.
+    none: dict = {}  # every node's attributes but a mirror's; every empty adjacency
+    spec_nodes = [("spec", s.hash) for s in specs]  # by rank
+    nodes = dict.fromkeys(spec_nodes, none)
+    succ = nodes.copy()
+    pred = nodes.copy()
+    data = {kind: {"kind": kind} for kind in _EDGE_KINDS}
+    for (kind, value, tag), ranks in index.items():
+        if tag is None and kind in data and not (kind == "compiler" and value == NO_COMPILER):
+            node = (kind, value)
+            nodes[node], succ[node] = none, none
+            pred[node] = dict.fromkeys(map(spec_nodes.__getitem__, ranks), data[kind])
+    # Specs share a few thousand stack layouts: each works out its tag and stack edges once.
+    layouts: dict[int, tuple[dict, list]] = {}  # id -> (its out-edges, the spec nodes with it)
     stack_data: dict[frozenset[str], dict] = {}
-    by_data: dict[int, list] = {}
-    per_layout: dict[int, list[tuple[tuple[str, str], list]]] = {}
-    for node, spec in zip(nodes, specs, strict=True):
-        found = per_layout.get(id(spec.stacks))
+    for node, s in zip(spec_nodes, specs, strict=True):
+        found = layouts.get(id(s.stacks))
         if found is None:
-            found = per_layout[id(spec.stacks)] = []
-            for stack, tags in _stack_tags(spec.stacks).items():
-                data = stack_data.get(tags)
-                if data is None:
-                    data = stack_data[tags] = {"kind": "stack", "tags": tags}
-                found.append((("stack", stack), by_data.setdefault(id(data), [])))
-        for target, edges in found:
-            edges.append((node, target))
-    for data in stack_data.values():
-        g.add_edges_sharing(by_data[id(data)], data)
-    g.add_edges_sharing(
-        ((n, ("tag", t)) for n, s in zip(nodes, specs, strict=True) for t in s.stacks),
-        {"kind": "tag"},
-    )
-    g.add_edges_sharing(
-        ((n, ("mirror", m)) for n, s in zip(nodes, specs, strict=True) for m in s.mirrors),
-        {"kind": "mirror"},
-    )
-    g.add_edges_sharing(((("mirror", m.name), ("tag", m.tag)) for m in mirrors), {"kind": "tag"})
+            found = layouts[id(s.stacks)] = (_layout_edges(s.stacks, data["tag"], stack_data), [])
+        found[1].append(node)
+    for edges, members in layouts.values():
+        for end, edge in edges.items():
+            if end[0] == "stack":
+                if end not in pred:
+                    nodes[end], succ[end], pred[end] = none, none, {}
+                pred[end].update(dict.fromkeys(members, edge))
+    # Each spec's out-edges, one dict for specs alike.
+    alike: dict[tuple, dict] = {}
+    for node, s in zip(spec_nodes, specs, strict=True):
+        key = (s.package, s.compiler, s.target, s.os, s.platform, id(s.stacks), s.mirrors)
+        found = alike.get(key)
+        if found is None:
+            found = alike[key] = {
+                ("package", s.package): data["package"],
+                ("target", s.target): data["target"],
+                ("os", s.os): data["os"],
+                ("platform", s.platform): data["platform"],
+                **layouts[id(s.stacks)][0],
+            }
+            if s.compiler:
+                found["compiler", s.compiler] = data["compiler"]
+            for mirror in s.mirrors:
+                found["mirror", mirror] = data["mirror"]
+        succ[node] = found
     for m in mirrors:
-        g.add_edges_sharing(
-            [(("mirror", m.name), ("stack", m.stack))],
-            {"kind": "stack", "tags": frozenset({m.tag})},
-        )
-    dep_data: dict[DepTypes, dict] = {}
-    grouped: dict[DepTypes, list] = {}
+        node, tag, stack = ("mirror", m.name), ("tag", m.tag), ("stack", m.stack)
+        nodes[node] = {"mirror": m}
+        pred.setdefault(node, none)
+        succ[node] = {tag: data["tag"], stack: {"kind": "stack", "tags": frozenset({m.tag})}}
+        for end in (tag, stack):
+            nodes.setdefault(end, none)
+            succ.setdefault(end, none)
+            if pred.get(end, none) is none:
+                pred[end] = {}
+            pred[end][node] = succ[node][end]
+    # Dependencies: a spec with some gets its own successor dict, its child a predecessor one.
+    shared: dict[DepTypes, dict] = {}
+    own: set[tuple[str, str]] = set()
     for (parent, child), types in deps.items():
-        if types not in dep_data:
-            dep_data[types] = {"kind": "depends_on", "deptypes": types[0], "virtuals": types[1]}
-        grouped.setdefault(types, []).append((("spec", parent), ("spec", child)))
-    for types, edges in grouped.items():
-        g.add_edges_sharing(edges, dep_data[types])
-    return nx.freeze(g)
+        edge = shared.get(types)
+        if edge is None:
+            edge = shared[types] = {
+                "kind": "depends_on",
+                "deptypes": types[0],
+                "virtuals": types[1],
+            }
+        p, c = ("spec", parent), ("spec", child)
+        if p not in own:
+            succ[p] = dict(succ[p])
+            own.add(p)
+        succ[p][c] = edge
+        if pred[c] is none:
+            pred[c] = {}
+        pred[c][p] = edge
+    return nx.freeze(CacheDiGraph(nodes, succ, pred))
 
 
-def _stack_tags(layout: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
-    """stack -> the tags holding the spec in it, from a tag -> stacks layout."""
-    found: dict[str, set[str]] = {}
-    for tag, stacks in layout.items():
-        for stack in stacks:
-            found.setdefault(stack, set()).add(tag)
-    return {stack: frozenset(tags) for stack, tags in found.items()}
+def _layout_edges(
+    layout: Mapping[str, frozenset[str]], tag_edge: dict, stack_data: dict[frozenset[str], dict]
+) -> dict[tuple[str, str], dict]:
+    """The tag and stack edges of a spec with this layout (tag -> the stacks holding it there)."""
+    edges: dict[tuple[str, str], dict] = {("tag", tag): tag_edge for tag in layout}
+    for stack in frozenset().union(*layout.values()):
+        tags = frozenset(t for t, held in layout.items() if stack in held)
+        found = stack_data.get(tags)
+        if found is None:
+            found = stack_data[tags] = {"kind": "stack", "tags": tags}
+        edges["stack", stack] = found
+    return edges
 
 
 _COMPARED = ("version", "compiler", "os", "platform", "target", "variants")
