@@ -128,12 +128,8 @@ class CacheGraph:
         deps: dict[tuple[str, str], DepTypes],
         hashes: list[str] | None = None,
         mirrors: Iterable[MirrorInfo] = (),
-        graph: nx.DiGraph | None = None,
     ) -> None:
-        """A graph of specs already in contract order and their index (see ``of``).
-
-        ``graph`` is their NetworkX graph when it was made already (from a snapshot).
-        """
+        """A graph of specs already in contract order and their index (see ``of``)."""
         #: every spec in contract order; a spec's rank is its position here
         self.ordered = ordered
         in_order = list(map(attrgetter("hash"), ordered))
@@ -143,9 +139,7 @@ class CacheGraph:
         self.index = index
         self.deps = deps
         self.mirrors: dict[str, MirrorInfo] = {m.name: m for m in sorted(mirrors, key=_name)}
-        self.g: nx.DiGraph = (
-            graph_of(ordered, index, deps, self.mirrors.values()) if graph is None else graph
-        )
+        self.g: nx.DiGraph = graph_of(ordered, index, deps, self.mirrors.values())
         self.memo: dict[Any, Any] = {}
         self._kept: OrderedDict[Any, Any] = OrderedDict()
         self._kept_lock = threading.Lock()
@@ -503,8 +497,6 @@ class CacheDiGraph(nx.DiGraph):
         self, nodes: dict | None = None, succ: dict | None = None, pred: dict | None = None
     ) -> None:
         self._prebuilt = ({} if nodes is None else nodes, [succ or {}, pred or {}])
-        #: the dicts it is made of: what a snapshot stores (marshal keeps shared ones shared)
-        self.parts = (self._prebuilt[0], *self._prebuilt[1])
         super().__init__()
         del self._prebuilt
 

@@ -19,16 +19,14 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 
-import networkx as nx
-
 from . import files
 from .columns import index_columns, index_of, ranks_bytes, ranks_of, spec_columns, spec_records
 from .loader import IndexSource, LoadReport, Problem
-from .model import CacheDiGraph, CacheGraph, MirrorInfo
+from .model import CacheGraph, MirrorInfo
 from .queries import precomputed, restore_precomputed
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 5
+FORMAT = 4
 _MAGIC = b"cachegraph-snapshot"
 
 
@@ -67,7 +65,6 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
         "hashes": ranks_bytes(map(rank.__getitem__, graph.hashes)),
         "deps": graph.deps,
         "mirrors": [tuple(asdict(m).values()) for m in graph.mirrors.values()],
-        "graph": _graph_parts(graph),
         "precomputed": precomputed(graph),
         "report": {
             **asdict(report),
@@ -106,25 +103,13 @@ def load(
     # would cost twice as much.
     hashes = list(map(body["columns"]["hash"].__getitem__, ranks_of(body["hashes"])))
     mirrors = [MirrorInfo(*m) for m in body["mirrors"]]
-    nodes, succ, pred = body["graph"]
-    nodes.update((("mirror", m.name), {"mirror": m}) for m in mirrors)
-    made = nx.freeze(CacheDiGraph(nodes, succ, pred))
-    graph = CacheGraph(specs, index, body["deps"], hashes, mirrors, made)
+    graph = CacheGraph(specs, index, body["deps"], hashes, mirrors)
     restore_precomputed(graph, body["precomputed"])
     if not isinstance(key, str) and key.result() != body.get("key"):
         return None
     fields = body["report"]
     fields["problems"] = [Problem(*p) for p in fields["problems"]]
     return graph, LoadReport(**fields)
-
-
-def _graph_parts(graph: CacheGraph) -> tuple[dict, dict, dict]:
-    """The NetworkX graph's own dicts, a mirror node's attributes as plain tuples for marshal."""
-    nodes, succ, pred = graph.g.parts
-    mirrors = {
-        ("mirror", m.name): {"mirror": tuple(asdict(m).values())} for m in graph.mirrors.values()
-    }
-    return {**nodes, **mirrors}, succ, pred
 
 
 def _header() -> bytes:
