@@ -467,6 +467,7 @@ class _Loader:
                 )
             else:
                 self.builder.add_dependency(parent, child, types, virtuals)
+        self.edges = []  # millions of tuples at a mirror's scale: not kept while the graph is built
         for hash, provider in self.compiler_deps.items():
             record, compiler = self.builder.spec(hash), self.builder.spec(provider)
             if compiler is not None and record.compiler is None:

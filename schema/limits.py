@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
+    BooleanValueNode,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
@@ -245,20 +246,23 @@ def parse_within(query: str, limits: Limits) -> DocumentNode:
 #: is cheap enough to run on the event loop, sparing a thread hand-off.
 INLINE_COST = 500
 #: Fields whose first answer may walk every spec: a filtered count, a path search,
-#: the packages of a stack, a DAG walk, the sizes of a stack or mirror.
+#: the packages of a stack, the sizes of a stack or mirror.
 WALKING_FIELDS = frozenset(
-    {
-        "totalCount",
-        "dependencyPath",
-        "packages",
-        "packageCount",
-        "dependencies",
-        "dependents",
-        "dependencyCount",
-        "dependentCount",
-        "totalBytes",
-    }
+    {"totalCount", "dependencyPath", "packages", "packageCount", "totalBytes"}
 )
+#: Fields that walk a DAG when given ``transitive`` (a spec's direct ones are a lookup).
+DAG_FIELDS = frozenset({"dependencies", "dependents", "dependencyCount", "dependentCount"})
+
+
+def _walks(node: FieldNode) -> bool:
+    name = node.name.value
+    if name in DAG_FIELDS:
+        return any(
+            a.name.value == "transitive"
+            and not (isinstance(a.value, BooleanValueNode) and not a.value.value)
+            for a in node.arguments or ()
+        )
+    return name in WALKING_FIELDS
 
 
 @dataclass
@@ -293,13 +297,13 @@ class Prepared:
 def prepare(query: str, limits: Limits) -> Prepared:
     """The Prepared query; LimitExceeded or a syntax error is raised, and not kept."""
     document = parse_within(query, limits)
-    names: set[str] = set()
+    walks = False
     firsts: set[str] = set()
     pending = [d.selection_set for d in document.definitions if hasattr(d, "selection_set")]
     while pending:
         for node in pending.pop().selections:
             if isinstance(node, FieldNode):
-                names.add(node.name.value)
+                walks = walks or _walks(node)
                 firsts.update(
                     a.value.name.value
                     for a in node.arguments or ()
@@ -307,7 +311,7 @@ def prepare(query: str, limits: Limits) -> Prepared:
                 )
             if getattr(node, "selection_set", None) is not None:
                 pending.append(node.selection_set)
-    return Prepared(document, tuple(sorted(firsts)), bool(names & WALKING_FIELDS))
+    return Prepared(document, tuple(sorted(firsts)), walks)
 
 
 @dataclass(frozen=True)
