@@ -439,6 +439,14 @@ def index_blobs(mirrors: Path) -> list[Path]:
     return found
 
 
+def warm(tree: Path) -> None:
+    for root, _, names in os.walk(tree):
+        for name in names:
+            with open(os.path.join(root, name), "rb") as f:
+                while f.read(1 << 20):
+                    pass
+
+
 def index_floor(blobs: list[Path]) -> float:
     """Seconds a fresh process takes to read and parse every index with orjson, start to exit."""
     code = "import sys, orjson\nfor p in sys.argv[1:]:\n    orjson.loads(open(p, 'rb').read())\n"
@@ -471,6 +479,10 @@ def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
     result.dependents_of = library
     chosen = rng.sample(sorted(hashes), 200)
 
+    # The server reads every manifest, the floor only the indices: with the files in
+    # the page cache for both, the ratio measures parsing, not this machine's disk.
+    print(f"[mirrors {size:,}] reading every file once (page cache)", flush=True)
+    warm(tree)
     print(f"[mirrors {size:,}] index floor", flush=True)
     result.floor = index_floor(blobs)
     print(f"[mirrors {size:,}] cold start", flush=True)
@@ -500,7 +512,8 @@ def mirror_report(results: list[MirrorResult]) -> list[str]:
         "### The mirror workload",
         "",
         "`cachegraph synth --mirror`: 12 mirrors (2 tags x 6 stacks, v2 then v3), DAGs of 5-15 "
-        "direct dependencies, a quarter lookalikes; served with `--mirrors-file`.",
+        "direct dependencies, a quarter lookalikes; served with `--mirrors-file`; every file "
+        "read once before the floor and the server are timed, so both find it in the page cache.",
         "",
         "| specs | index records | index floor | cold start | ratio | peak RSS | "
         "direct dependencies p50 / p99 | transitive dependents counted p50 / p99 |",
