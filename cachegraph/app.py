@@ -78,8 +78,6 @@ def create_app(
 
     async def readyz(request: Request) -> Response:
         if state.graph is None:
-            if state.last is not None:  # the load failed: say why
-                return JSONResponse({"status": "failed", "last_load": state.last.to_dict()}, 503)
             return JSONResponse({"status": "loading"}, status_code=503)
         body = {"status": "ready", **state.size()}
         if state.last is not None:
