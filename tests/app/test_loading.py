@@ -10,8 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import DataSources, Settings, create_app
-from cachegraph.state import NoData
 from cachegraph.progress import ProgressLine
+from cachegraph.state import NoData
 from tests.conftest import ROOT, SEEDS
 
 BROKEN = ROOT / "tests" / "corpus" / "broken"
