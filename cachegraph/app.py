@@ -23,7 +23,7 @@ from schema import build_schema
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
-from .state import DataSources, Outcome, State
+from .state import DataSources, NoData, Outcome, State
 from .view import GraphQLView
 
 log = logging.getLogger("cachegraph")
@@ -59,7 +59,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if state.graph is None:
-            await state.load()
+            try:
+                await state.load()
+            except NoData as exc:
+                log.error("no data loaded, stopping: %s", exc)
+                raise
         else:
             state.last = Outcome(True, 0.0, "graph given")
         observe(state.last)
@@ -95,7 +99,7 @@ def create_app(
         return JSONResponse(outcome.to_dict(), status_code=200 if outcome.ok else 422)
 
     async def home(request: Request) -> Response:
-        return RedirectResponse("/graphql")
+        return RedirectResponse(request.scope.get("root_path", "").rstrip("/") + "/graphql")
 
     view = GraphQLView(
         served_schema(settings),

@@ -72,9 +72,14 @@ def serve(args: argparse.Namespace) -> int:
 
     settings = config.from_arguments(args, args.base)
     try:
-        settings.mirror_sources()  # a bad mirror fails here, not in a worker
+        mirrors = settings.mirror_sources()  # a bad mirror fails here, not in a worker
     except ValueError as exc:
         raise SystemExit(f"cachegraph: error: {exc}") from None
+    given = [*settings.data, *(str(m.path) for m in mirrors)]
+    if given and not any(map(os.path.exists, given)):
+        raise SystemExit(
+            f"cachegraph: error: no data to serve: {', '.join(given)}: no such file or folder"
+        )
     configure_logging(settings.log_level, settings.log_format)
     options = dict(host=settings.host, port=settings.port, log_config=None, access_log=False)
     if settings.workers > 1:
@@ -96,19 +101,32 @@ def query(args: argparse.Namespace) -> int:
     from schema import schema
 
     try:
+        text = _query_text(args.query)
         variables = json.loads(args.variables) if args.variables else None
+    except OSError as exc:
+        print(f"cachegraph query: {args.query}: cannot be read: {exc.strerror}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"cachegraph query: --variables is not JSON: {exc}", file=sys.stderr)
         return 2
-    graph, _, _ = load_sources(_sources(args))
-    result = schema.execute_sync(
-        args.query, variable_values=variables, context_value={"graph": graph}
-    )
+    graph, report, _ = load_sources(_sources(args))
+    for problem in report.errors:
+        print(f"cachegraph query: {problem}", file=sys.stderr)
+    result = schema.execute_sync(text, variable_values=variables, context_value={"graph": graph})
     body: dict = {"data": result.data}
     if result.errors:
         body["errors"] = [e.formatted for e in result.errors]
     print(json.dumps(body, indent=2))
-    return 1 if result.errors else 0
+    return 1 if result.errors or report.errors else 0
+
+
+def _query_text(given: str) -> str:
+    """The query itself, or read from ``@FILE``, or from standard input for ``-``."""
+    if given == "-":
+        return sys.stdin.read()
+    if given.startswith("@"):
+        return Path(given[1:]).read_text(encoding="utf-8")
+    return given
 
 
 def export_schema(args: argparse.Namespace) -> int:
@@ -119,6 +137,8 @@ def export_schema(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
+    if not (args.paths or args.mirror or args.mirrors_file):
+        raise SystemExit("cachegraph validate: give a PATH, --mirror or --mirrors-file")
     progress = ProgressLine()
     _, report = load(args.paths, _mirrors(args), progress=progress)
     progress.done()
@@ -152,9 +172,19 @@ def synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("spack-cache-graph")
+    except PackageNotFoundError:  # run from a checkout that was not installed
+        return "unknown (not installed)"
+
+
 def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     base = base or config.Settings()
     top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
+    top.add_argument("--version", action="version", version=f"cachegraph {_version()}")
     commands = top.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser(
@@ -169,7 +199,7 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.set_defaults(run=show_settings)
 
     p = commands.add_parser("query", help="run one GraphQL query and print the JSON result")
-    p.add_argument("query", help="the GraphQL document")
+    p.add_argument("query", help="the GraphQL document, @FILE to read it from a file, - for stdin")
     _add_data_options(p)
     p.add_argument("--variables", help="the query's variables as a JSON object")
     p.set_defaults(run=query)
@@ -214,6 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"cachegraph: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`cachegraph settings | head`): nothing more to say.
+        # Python's own flush at exit would raise again: point stdout at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
-"""The GraphiQL page, loading its scripts and styles from this server (``/static``)."""
+"""The GraphiQL page, loading its scripts and styles from this server (``/static``).
+
+Paths are under the ASGI ``root_path`` (Uvicorn's ``--root-path``), so the page
+works behind a reverse proxy that serves the app under a prefix.
+"""
 
 from __future__ import annotations
 
 import functools
+import html
 import json
 from importlib.resources import files
 
@@ -29,10 +34,10 @@ _PAGE = """<!doctype html>
 <meta charset="utf-8">
 <title>Spack Cache Graph: GraphiQL</title>
 <style>body {{ margin: 0; }} #graphiql {{ height: 100vh; }}</style>
-<link rel="stylesheet" href="/static/{graphiql_css}">
-<script src="/static/{react}"></script>
-<script src="/static/{react_dom}"></script>
-<script src="/static/{graphiql_js}"></script>
+<link rel="stylesheet" href="{root}/static/{graphiql_css}">
+<script src="{root}/static/{react}"></script>
+<script src="{root}/static/{react_dom}"></script>
+<script src="{root}/static/{graphiql_js}"></script>
 </head>
 <body>
 <div id="graphiql">Loading…</div>
@@ -47,6 +52,7 @@ _PAGE = """<!doctype html>
 """
 
 
-@functools.cache
-def graphiql_page() -> str:
-    return _PAGE.format(example=json.dumps(EXAMPLE), **ASSETS)
+@functools.lru_cache(maxsize=8)
+def graphiql_page(root: str = "") -> str:
+    """The page, its assets under ``root`` (the ASGI root path: set by the server, not clients)."""
+    return _PAGE.format(example=json.dumps(EXAMPLE), root=html.escape(root.rstrip("/")), **ASSETS)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,7 @@ class Settings:
             raw = environ.get(env_name(f.name))
             if raw is not None:
                 values[f.name] = _from_text(f, raw)
-        return cls(**values)
+        return check(cls(**values), env_name)
 
     def limits(self) -> Limits:
         return Limits(
@@ -128,6 +129,43 @@ class Settings:
 
 #: Variables not named after their setting: one variable lists every mirror.
 _ENV_NAMES = {"mirror": "CACHEGRAPH_MIRRORS"}
+
+
+def _at_least(low: float) -> Callable[[Any], bool]:
+    return lambda value: value >= low
+
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+#: what a setting allows where its type allows more: a test, and how to say it
+_ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "port": (lambda v: 0 <= v <= 65535, "a port from 0 to 65535"),
+    "workers": (_at_least(1), "at least 1"),
+    "log_level": (lambda v: v.lower() in LOG_LEVELS, "one of " + ", ".join(LOG_LEVELS)),
+    "log_format": (("json", "text").__contains__, "json or text"),
+    "max_tokens": (_at_least(1), "at least 1"),
+    "max_aliases": (_at_least(1), "at least 1"),
+    "max_depth": (_at_least(1), "at least 1"),
+    "max_cost": (_at_least(1), "at least 1"),
+    "max_batch": (_at_least(1), "at least 1"),
+    "max_body_bytes": (_at_least(1), "at least 1"),
+    "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
+    "response_cache": (_at_least(0), "0 (off) or more"),
+}
+
+
+def check(settings: Settings, name_of: Callable[[str], str]) -> Settings:
+    """``settings`` when every value is one its setting allows; else ValueError naming it.
+
+    >>> check(Settings(port=99999), flag_name)
+    Traceback (most recent call last):
+    ...
+    ValueError: --port 99999: must be a port from 0 to 65535
+    """
+    for name, (allowed, wanted) in _ALLOWED.items():
+        value = getattr(settings, name)
+        if not allowed(value):
+            raise ValueError(f"{name_of(name)} {value!r}: must be {wanted}")
+    return settings
 
 
 def env_name(name: str) -> str:
@@ -193,7 +231,7 @@ def from_arguments(args: argparse.Namespace, base: Settings) -> Settings:
         if type(f.default) is tuple:
             value = tuple(value) if value is not None else getattr(base, f.name)
         values[f.name] = value
-    return Settings(**values)
+    return check(Settings(**values), flag_name)
 
 
 def markdown_table() -> str:

@@ -105,6 +105,10 @@ def settle(*, collect: bool) -> None:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+class NoData(RuntimeError):
+    """The first load read no source: there is nothing to serve."""
+
+
 @dataclass
 class Outcome:
     """What a load or reload did: its time, whether it is being served, and why not."""
@@ -129,12 +133,20 @@ class State:
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def load(self) -> Outcome:
-        """Load the sources and serve them, whatever their problems (the first load)."""
-        self.graph, self.report, key = await anyio.to_thread.run_sync(load_sources, self.sources)
+        """Load the sources and serve them, whatever their problems (the first load).
+
+        Raises NoData when no source could be read: a server with nothing to serve
+        should stop at start, saying why, rather than answer empty and look ready.
+        """
+        graph, report, key = await anyio.to_thread.run_sync(load_sources, self.sources)
+        problems = [str(p) for p in report.problems]
+        if not report.specs and not report.ok:
+            self.last = Outcome(False, time.time(), "no data loaded: " + report.summary(), problems)
+            raise NoData("; ".join([*problems[:5], report.summary()]))
+        self.graph, self.report = graph, report
         settle(collect=False)
         self._save_snapshot(key)
-        problems = [str(p) for p in self.report.problems]
-        self.last = Outcome(True, time.time(), self.report.summary(), problems)
+        self.last = Outcome(True, time.time(), report.summary(), problems)
         return self.last
 
     async def reload(self) -> Outcome:

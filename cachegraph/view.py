@@ -111,7 +111,7 @@ class GraphQLView(GraphQL):
         return True
 
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
-        return HTMLResponse(graphiql_page())
+        return HTMLResponse(graphiql_page(request.scope.get("root_path", "")))
 
     async def run(self, request, **kwargs) -> Response:
         try:

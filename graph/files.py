@@ -17,11 +17,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 
-def source_files(paths: Iterable[str | os.PathLike], missing: list[str]) -> Iterator[Path]:
-    """Every file under ``paths``, in the order a load reads them; missing paths go to ``missing``.
+def source_files(
+    paths: Iterable[str | os.PathLike], missing: list[str], irregular: list[str] | None = None
+) -> Iterator[Path]:
+    """Every regular file under ``paths``, in the order a load reads them.
 
     Folders are searched recursively, in name order, skipping hidden names.
+    Missing paths go to ``missing``; FIFOs, sockets and devices, which a read could
+    wait on forever, to ``irregular`` (never read).
     """
+    irregular = [] if irregular is None else irregular
     for raw in paths:
         path = Path(raw)
         if path.is_file():
@@ -31,7 +36,13 @@ def source_files(paths: Iterable[str | os.PathLike], missing: list[str]) -> Iter
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
                     if not name.startswith("."):
-                        yield Path(root, name)
+                        found = Path(root, name)
+                        if found.is_file():
+                            yield found
+                        elif not found.is_dir():
+                            irregular.append(str(found))
+        elif path.exists():
+            irregular.append(str(path))
         else:
             missing.append(str(path))
 

@@ -118,14 +118,55 @@ def _list_item(line: str) -> Any:
     return _plain(word[1:].strip()) if word.startswith("-") else None
 
 
-def _parse_yaml(lines: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+#: Nesting deeper than this is refused before a YAML or JSON parser recurses into it:
+#: real pages and spec files nest a few levels; libyaml's composer crashes past ~30,000.
+MAX_NESTING = 64
+
+
+def load_yaml(text: str, what: str = "YAML", first_line: int = 1) -> Any:
+    """``text`` parsed as YAML, refusing aliases and deep nesting first (BadRecord says where).
+
+    Real build-cache files have no anchors: refusing aliases stops an alias bomb
+    before it expands, and the event scan (which does not recurse) stops deep
+    nesting before the composer (which does) sees it.
+
+    >>> load_yaml("a: [1, {b: 2}]")
+    {'a': [1, {'b': 2}]}
+    >>> load_yaml("a: &x [1]\nb: *x")
+    Traceback (most recent call last):
+    ...
+    graph.errors.BadRecord: YAML aliases are not allowed (real pages have none)
+    """
+
+    def line_of(event: Any) -> int:
+        return first_line + event.start_mark.line
+
     try:
-        node = yaml.load("\n".join(lines), Loader=_Loader)
+        depth = 0
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                raise BadRecord(
+                    "YAML aliases are not allowed (real pages have none)", line_of(event)
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise BadRecord(
+                        f"{what} nests more than {MAX_NESTING} levels deep; not read",
+                        line_of(event),
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise BadRecord(f"front matter is not valid YAML: {problem}", line) from None
+        raise BadRecord(f"{what} is not valid YAML: {problem}", line) from None
+
+
+def _parse_yaml(lines: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+    node = load_yaml("\n".join(lines), "front matter", first_line)
     if not isinstance(node, dict):
         raise BadRecord(f"front matter is a {type(node).__name__}, not a mapping", first_line)
     key_lines = {

@@ -38,7 +38,7 @@ from .records import (
     page_record,
     well_formed_rows,
 )
-from .specfiles import is_spec_file, spec_document, spec_nodes
+from .specfiles import is_spec_file, load_json, spec_document, spec_nodes
 
 __all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
 
@@ -165,8 +165,13 @@ def collector_paused() -> Iterator[None]:
 def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list[Path]:
     """Every file under ``paths``, in the order a load reads them; a missing path is reported."""
     missing: list[str] = []
-    found = list(files.source_files(paths, missing))
+    irregular: list[str] = []
+    found = list(files.source_files(paths, missing, irregular))
     report.problems += [Problem(path, "no such file or folder") for path in missing]
+    report.problems += [
+        Problem(path, "not a regular file (a FIFO, socket or device); not read")
+        for path in irregular
+    ]
     return found
 
 
@@ -342,11 +347,7 @@ class _Loader:
     # -- spec files and indices --------------------------------------------------
 
     def read_json(self, path: Path, data: bytes) -> None:
-        try:
-            doc = json.loads(decode_text(data))
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
+        doc = load_json(decode_text(data))
         if isinstance(doc, dict) and isinstance(doc.get("spec"), dict | list):
             self.read_spec_file(path, doc)
         elif isinstance(doc, dict) and isinstance(doc.get("database"), dict):

@@ -31,11 +31,17 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from .errors import BadRecord
-from .frontmatter import decode_text
-from .specfiles import clearsigned_text, gunzipped, is_spec_file, spec_document, spec_nodes
+from .frontmatter import decode_text, load_yaml
+from .specfiles import (
+    clearsigned_text,
+    gunzipped,
+    is_spec_file,
+    load_json,
+    spec_document,
+    spec_nodes,
+)
 
 #: Spack build-cache index database versions this loader understands.
 INDEX_VERSIONS = {"5", "6", "7", "8"}
@@ -86,11 +92,9 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
     try:
-        doc = yaml.safe_load(text) if where.suffix in (".yaml", ".yml") else json.loads(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise ValueError(
-            f"{where}: not valid {where.suffix[1:].upper() or 'JSON'}: {exc}"
-        ) from None
+        doc = load_yaml(text) if where.suffix in (".yaml", ".yml") else load_json(text)
+    except BadRecord as exc:
+        raise ValueError(f"{where}: {exc.message}") from None
     if isinstance(doc, dict) and isinstance(doc.get("mirrors"), list):
         entries = [(e.get("tag"), e.get("stack"), e.get("path"), e.get("name"), e) for e in
                    doc["mirrors"] if isinstance(e, dict)]  # fmt: skip
@@ -259,10 +263,10 @@ def _read_v3(root: Path) -> MirrorRead:
     data = _bytes(read, layout)
     if data is not None:
         try:
-            if not isinstance(json.loads(decode_text(data)), dict):
+            if not isinstance(load_json(decode_text(data)), dict):
                 read.problem(layout, "layout.json must be a JSON object")
-        except ValueError as exc:
-            read.problem(layout, f"not valid JSON: {exc}")
+        except BadRecord as exc:
+            read.problem(layout, exc.message)
     installs: dict = {}
     manifests = list(_index_manifests(root))
     for manifest in manifests:
@@ -307,7 +311,7 @@ def _manifest(read: MirrorRead, path: Path) -> list[dict] | None:
     if data is None:
         return None
     try:
-        doc = orjson.loads(clearsigned_text(decode_text(data)))
+        doc = load_json(clearsigned_text(decode_text(data)))
         blobs = doc["data"]
         if doc.get("version") != 3:
             raise BadRecord(f"unknown manifest version {doc.get('version')!r}; this reads 3")
@@ -322,7 +326,7 @@ def _manifest(read: MirrorRead, path: Path) -> list[dict] | None:
                 and isinstance(b.get("mediaType"), str)
             ):
                 raise BadRecord(f"a blob record is malformed: {json.dumps(b)[:160]}")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         read.problem(path, f"not a build-cache manifest: {exc}")
         return None
     except BadRecord as exc:
@@ -447,10 +451,8 @@ def _index_installs(read: MirrorRead, path: Path, data: bytes) -> dict | None:
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:  # not UTF-8 or not JSON: the plain parser says where
-            doc = json.loads(decode_text(data))
+            doc = load_json(decode_text(data))
         return index_installs(doc)
-    except ValueError as exc:
-        read.problem(path, f"not valid JSON: {getattr(exc, 'msg', exc)}")
     except BadRecord as exc:
         read.problem(path, exc.message)
     return None

@@ -6,6 +6,7 @@ Each function raises BadRecord saying what is wrong with the record.
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Callable
 from itertools import chain, repeat
 from operator import itemgetter
@@ -35,10 +36,19 @@ def _strings(record: dict, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: repr() of a record's value for a message: bounded in depth and length, whatever the input
+_REPR = reprlib.Repr(maxlevel=3, maxstring=40, maxother=40, maxlist=6, maxdict=6)
+
+
 def _shown(value: Any) -> str:
+    """A value as a message shows it.
+
+    >>> _shown([[[[[[1]]]]]]), _shown(None)
+    ('list [[[[...]]]]', 'missing')
+    """
     if value is None:
         return "missing"
-    text = repr(value)
+    text = _REPR.repr(value)
     return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
 
 

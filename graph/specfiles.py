@@ -14,10 +14,10 @@ import json
 import zlib
 from typing import Any
 
-import yaml
+import orjson
 
 from .errors import BadRecord
-from .frontmatter import decode_text
+from .frontmatter import MAX_NESTING, decode_text, load_yaml
 
 _SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
 _SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
@@ -66,14 +66,8 @@ def spec_document(data: bytes, name: str = "") -> dict:
     if data[:2] == b"\x1f\x8b":
         data = gunzipped(data)
     text = clearsigned_text(decode_text(data))
-    if name.endswith((".yaml", ".yml")):
-        doc = _yaml(text)
-    else:
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
+    yaml = name.endswith((".yaml", ".yml"))
+    doc = load_yaml(text, "spec file") if yaml else load_json(text)
     if not isinstance(doc, dict) or not isinstance(doc.get("spec"), dict | list):
         raise BadRecord("not a spec file: no 'spec' at the top level")
     layout = doc.get("buildcache_layout_version")
@@ -99,22 +93,27 @@ def gunzipped(data: bytes, limit: int = MAX_SPEC_BYTES) -> bytes:
     return out
 
 
-def _yaml(text: str) -> Any:
-    # Spec files never use anchors; refusing them stops an alias bomb before it expands.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def load_json(text: str) -> Any:
+    """``text`` parsed as JSON; BadRecord says where it is not, or that it nests too deeply.
+
+    >>> load_json("[" * 5000 + "]" * 5000)
+    Traceback (most recent call last):
+    ...
+    graph.errors.BadRecord: JSON nests more deeply than any real file (over 64 levels); not read
+    """
     try:
-        for event in yaml.parse(text, Loader=loader):
-            if isinstance(event, yaml.AliasEvent):
-                raise BadRecord("YAML aliases are not allowed in a spec file", _line(event))
-        return yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise BadRecord(f"not valid YAML: {exc}", mark.line + 1 if mark else None) from None
-
-
-def _line(event: Any) -> int | None:
-    mark = getattr(event, "start_mark", None)
-    return mark.line + 1 if mark else None
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass  # the standard parser says where, or nests too deeply to say
+    try:
+        return json.loads(text)  # accepts what orjson does not (NaN), or says where it fails
+    except RecursionError:
+        raise BadRecord(
+            f"JSON nests more deeply than any real file (over {MAX_NESTING} levels); not read"
+        ) from None
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
 
 
 def spec_nodes(doc: dict) -> list[dict]:

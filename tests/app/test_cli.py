@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
+
+import pytest
 
 from cachegraph.cli import main
 from schema import schema
@@ -100,3 +105,47 @@ def test_a_bad_mirrors_file_is_one_line_and_exit_2(capsys, tmp_path):
         )
     else:
         raise AssertionError("a bad mirrors file was accepted")
+
+
+def test_query_with_data_that_cannot_be_read_reports_it_and_exits_1(capsys):
+    assert main(["query", "{ stats { specCount } }", "--data", "/nonexistent"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "cachegraph query: /nonexistent: error: no such file or folder"
+    ]
+    assert json.loads(captured.out) == {"data": {"stats": {"specCount": 0}}}
+
+
+def test_query_reads_the_document_from_a_file_or_standard_input(capsys, tmp_path, monkeypatch):
+    document = tmp_path / "stats.graphql"
+    document.write_text("{ stats { packageCount } }")
+    assert main(["query", f"@{document}"]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr("sys.stdin", io.StringIO("{ stats { packageCount } }"))
+    assert main(["query", "-"]) == 0
+    assert (
+        json.loads(capsys.readouterr().out) == from_file == {"data": {"stats": {"packageCount": 4}}}
+    )
+    assert main(["query", f"@{tmp_path / 'missing.graphql'}"]) == 2
+    missing = f"@{tmp_path / 'missing.graphql'}"
+    assert capsys.readouterr().err == (
+        f"cachegraph query: {missing}: cannot be read: No such file or directory\n"
+    )
+
+
+@pytest.mark.parametrize("command", [["settings"], ["validate", "--json", str(SEEDS)]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(command):
+    # As `cachegraph settings | head -0`: the pipe is closed before the command writes.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", *command],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    process.stdout.close()
+    assert (process.wait(60), process.stderr.read()) == (0, b"")
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == "cachegraph 0.1.0\n"

@@ -103,3 +103,20 @@ def test_chromium_runs_a_query_in_the_ide(tmp_path: Path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_behind_a_path_prefix_the_ide_names_its_assets_under_it(seeds_graph):
+    # As Uvicorn's --root-path sets it for a proxy serving the app under /cache.
+    app = create_app(seeds_graph, settings=Settings())
+    with TestClient(app, root_path="/cache") as client:
+        page = client.get("/graphql", headers={"accept": "text/html"})
+        parser = Assets()
+        parser.feed(page.text)
+        assert parser.urls == [
+            "/cache/static/graphiql/graphiql.min.css",
+            "/cache/static/graphiql/react.production.min.js",
+            "/cache/static/graphiql/react-dom.production.min.js",
+            "/cache/static/graphiql/graphiql.min.js",
+        ]
+        home = client.get("/", follow_redirects=False)
+        assert home.headers["location"] == "/cache/graphql"

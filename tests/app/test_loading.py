@@ -6,10 +6,12 @@ from __future__ import annotations
 import io
 import logging
 
+import pytest
 from starlette.testclient import TestClient
 
-from cachegraph import DataSources, create_app
+from cachegraph import DataSources, Settings, create_app
 from cachegraph.progress import ProgressLine
+from cachegraph.state import NoData
 from tests.conftest import ROOT, SEEDS
 
 BROKEN = ROOT / "tests" / "corpus" / "broken"
@@ -51,3 +53,14 @@ def test_no_progress_elsewhere():
     progress(200, 5000)
     progress.done()
     assert out.getvalue() == ""
+
+
+def test_an_app_whose_data_cannot_be_read_does_not_start(tmp_path):
+    app = create_app(
+        sources=DataSources(paths=[str(tmp_path / "nothing-here")]), settings=Settings()
+    )
+    with (
+        pytest.raises(NoData, match="nothing-here: error: no such file or folder"),
+        TestClient(app),
+    ):
+        pass

@@ -94,3 +94,36 @@ def test_the_example_client_talks_to_a_real_server(serve):
     assert lines[0] == "454 specs of 4 packages in 11 stacks and 1 tags"
     assert lines[1].startswith("py-keras@")
     assert lines[2:] == ["  stacks: ml-linux-aarch64-cuda, root", "  tags:   develop"]
+
+
+def test_serve_with_no_readable_data_stops_at_start_saying_why():
+    process = subprocess.run(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--data", "/nonexistent",
+         "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (process.returncode, process.stderr.strip().splitlines()) == (
+        1,
+        ["cachegraph: error: no data to serve: /nonexistent: no such file or folder"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--max-depth", "-1", "--max-depth -1: must be at least 1"),
+        ("--log-format", "xml", "--log-format 'xml': must be json or text"),
+        ("--log-level", "verbose", "--log-level 'verbose': must be one of critical, error, "
+         "warning, info, debug"),
+        ("--port", "99999", "--port 99999: must be a port from 0 to 65535"),
+    ],
+)  # fmt: skip
+def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):
+    process = subprocess.run(
+        [sys.executable, "-m", "cachegraph.cli", "serve", flag, value],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (process.returncode, process.stderr.strip().splitlines()) == (
+        2,
+        [f"cachegraph: {message}"],
+    )
