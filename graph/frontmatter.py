@@ -132,7 +132,7 @@ def load_yaml(text: str, what: str = "YAML", first_line: int = 1) -> Any:
 
     >>> load_yaml("a: [1, {b: 2}]")
     {'a': [1, {'b': 2}]}
-    >>> load_yaml("a: &x [1]\nb: *x")
+    >>> load_yaml("[&x 1, *x]")
     Traceback (most recent call last):
     ...
     graph.errors.BadRecord: YAML aliases are not allowed (real pages have none)

@@ -37,7 +37,8 @@ def _strings(record: dict, key: str) -> tuple[str, ...]:
 
 
 #: repr() of a record's value for a message: bounded in depth and length, whatever the input
-_REPR = reprlib.Repr(maxlevel=3, maxstring=40, maxother=40, maxlist=6, maxdict=6)
+_REPR = reprlib.Repr()  # keyword arguments only from Python 3.12
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 40, 40, 6, 6
 
 
 def _shown(value: Any) -> str:
