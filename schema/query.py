@@ -61,16 +61,30 @@ Query = merge_types(
 
 
 def is_client_error(error: GraphQLError) -> bool:
-    """Errors the client caused (bad query, bad argument): shown as they are."""
-    return error.original_error is None or isinstance(error.original_error, CacheGraphError)
+    """Errors the client caused (bad query, bad argument, bad variable): shown as they are.
+
+    A variable that does not coerce carries graphql-core's own GraphQLError (from the
+    scalar) as its original error: that is the client's input, not a server fault.
+    """
+    original = error.original_error
+    return original is None or isinstance(original, CacheGraphError | GraphQLError)
+
+
+def is_bad_input(error: GraphQLError) -> bool:
+    """A variable missing, of the wrong type or out of range (graphql-core's words)."""
+    return error.message.startswith("Variable '$")
 
 
 def masked(error: GraphQLError, request_id: str | None) -> GraphQLError:
-    """What a client sees of an error the server made: a message and the request id.
+    """What a client sees of an error: its own as it is (a bad variable coded BAD_USER_INPUT);
+    one the server made as a message and the request id.
 
     The id is also on the log line with the real error, so an operator can find it.
     """
     if is_client_error(error):
+        if is_bad_input(error) and not (error.extensions or {}).get("code"):
+            extensions = {**(error.extensions or {}), "code": "BAD_USER_INPUT"}
+            return GraphQLError(error.message, error.nodes, path=error.path, extensions=extensions)
         return error
     extensions = {"code": "INTERNAL_SERVER_ERROR"}
     if request_id:

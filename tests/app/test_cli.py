@@ -149,3 +149,16 @@ def test_version(capsys):
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out == "cachegraph 0.1.0\n"
+
+
+def test_a_bad_variable_on_the_command_line_is_the_clients_error(capsys):
+    query = "query($h: String!) { spec(hash: $h) { hash } }"
+    assert main(["query", query, "--variables", '{"h": 5}']) == 1
+    assert json.loads(capsys.readouterr().out)["errors"] == [
+        {
+            "message": "Variable '$h' has invalid value: "
+            "String cannot represent a non string value: 5",
+            "locations": [{"line": 1, "column": 7}],
+            "extensions": {"code": "BAD_USER_INPUT"},
+        }
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from cachegraph import DataSources, create_app
+from cachegraph import DataSources, Settings, create_app
 from graph import load
 from tests.conftest import SEEDS
 
@@ -187,3 +187,53 @@ def test_a_server_fault_is_masked(seeds_graph):
             }
         ],
     }
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "message"),
+    [
+        ("query($h: String!) { spec(hash: $h) { hash } }", {"h": 5},
+         "Variable '$h' has invalid value: String cannot represent a non string value: 5"),
+        ("query($h: String!) { spec(hash: $h) { hash } }", None,
+         "Variable '$h' has invalid value: "
+         "Expected a value of non-null type 'String!' to be provided."),
+        ("query($n: Int) { specs(first: $n) { totalCount } }", {"n": "10"},
+         "Variable '$n' has invalid value: Int cannot represent non-integer value: '10'"),
+        ("query($n: Int) { specs(first: $n) { totalCount } }", {"n": 1.5},
+         "Variable '$n' has invalid value: Int cannot represent non-integer value: 1.5"),
+        ("query($n: Int) { specs(first: $n) { totalCount } }", {"n": True},
+         "Variable '$n' has invalid value: Int cannot represent non-integer value: True"),
+        ("query($n: Int) { specs(first: $n) { totalCount } }", {"n": 1e30},
+         "Variable '$n' has invalid value: "
+         "Int cannot represent non 32-bit signed integer value: 1e+30"),
+    ],
+)  # fmt: skip
+def test_a_bad_variable_is_the_clients_error_not_the_servers(
+    seeds_graph, caplog, query, variables, message
+):
+    with TestClient(create_app(seeds_graph, settings=Settings())) as client:
+        body = {"query": query} | ({"variables": variables} if variables is not None else {})
+        response = client.post("/graphql", json=body)
+        assert (response.status_code, response.json()) == (
+            200,
+            {
+                "data": None,
+                "errors": [
+                    {
+                        "message": message,
+                        "locations": [{"line": 1, "column": 7}],
+                        "extensions": {"code": "BAD_USER_INPUT"},
+                    }
+                ],
+            },
+        )
+        counted = [
+            line for line in client.get("/metrics").text.splitlines()
+            if line.startswith("cachegraph_graphql_errors_total")
+        ]  # fmt: skip
+        assert counted == ['cachegraph_graphql_errors_total{kind="client"} 1.0']
+        # The server still answers, and logged no error of its own.
+        assert client.post("/graphql", json={"query": "{ stats { specCount } }"}).json() == {
+            "data": {"stats": {"specCount": 454}}
+        }
+    assert [r for r in caplog.records if r.levelname == "ERROR"] == []
