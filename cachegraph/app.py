@@ -81,7 +81,10 @@ def create_app(
             return JSONResponse({"status": "loading"}, status_code=503)
         body = {"status": "ready", **state.size()}
         if state.last is not None:
-            body["last_load"] = state.last.to_dict()
+            # Anyone may ask: counts, not the data's paths (POST /admin/reload lists them).
+            last = state.last.to_dict()
+            last["problem_count"] = len(last.pop("problems"))
+            body["last_load"] = last
         return JSONResponse(body)
 
     async def metrics_page(request: Request) -> Response:

@@ -141,7 +141,7 @@ class SpecSelection:
             rank = self.cg.rank.get(hash)
             if rank is None:
                 raise BadArgument(
-                    f"the cursor names spec {hash}, which is not loaded "
+                    f"the cursor names spec {hash[:40]}, which is not loaded "
                     "(the data may have been reloaded); start again without 'after'"
                 )
             start = bisect_right(self.ranks, rank)

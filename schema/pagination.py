@@ -39,7 +39,7 @@ def decode_cursor(kind: str, cursor: str | None) -> str | None:
             "pass the endCursor or an edge cursor of a previous page"
         )
     if found_kind != kind:
-        raise BadArgument(f"'after' is a cursor of a {found_kind} list, not of a {kind} list")
+        raise BadArgument(f"'after' is a cursor of a {found_kind[:40]} list, not of a {kind} list")
     return key
 
 

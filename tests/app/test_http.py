@@ -71,7 +71,7 @@ def test_alive_and_ready_once_loaded(client):
         "compiler_count": 3,
         "target_count": 4,
         "tag_count": 1,
-        "last_load": {"ok": True, "finished": 0.0, "summary": "graph given", "problems": []},
+        "last_load": {"ok": True, "finished": 0.0, "summary": "graph given", "problem_count": 0},
     }
 
 

@@ -241,3 +241,12 @@ def test_shared_specs_are_in_every_stack(run):
         }
     }
     assert len(expected) == 82
+
+
+def test_a_huge_cursor_is_quoted_briefly(run):
+    import base64
+
+    # A cursor of this server's form whose kind is half a megabyte long.
+    cursor = base64.urlsafe_b64encode(b"cg1:" + b"k" * 500_000 + b":x").decode()
+    found = run("query($a: String) { specs(after: $a) { totalCount } }", {"a": cursor})
+    assert found["errors"] == [f"'after' is a cursor of a {'k' * 40} list, not of a spec list"]
