@@ -249,6 +249,7 @@ class _Loader:
                     continue
                 if self.add_listing(path, number, row, (record, stacks), tag, line):
                     kept.append((record, stacks))
+            self.repeated_hashes(path, [r.hash for r, _ in kept], line)
         else:
             kept = self.add_listed(path, rows, listed, tag, line)
         meta = fields.get("meta")
@@ -274,6 +275,7 @@ class _Loader:
         ):
             self.report.records += len(records)
             return list(zip(records, stacks, strict=True))
+        self.repeated_hashes(path, hashes, line)
         kept = []
         listings = zip(rows, zip(records, stacks, strict=True), strict=True)
         for number, (row, listing) in enumerate(listings, 1):
@@ -295,6 +297,19 @@ class _Loader:
         for message in warnings:
             self.problem(path, f"record {number}: {message}", line, warning=True)
         return True
+
+    def repeated_hashes(self, path: Path, hashes: list[str], line: int | None) -> None:
+        """Warn when a page lists a hash more than once: each spec counts once."""
+        repeats = len(hashes) - len(set(hashes))
+        if repeats:
+            first = next(h for h, n in Counter(hashes).items() if n > 1)
+            self.problem(
+                path,
+                f"{repeats} records repeat a hash listed earlier in this page (the first: "
+                f"{first}); each spec counts once",
+                line,
+                warning=True,
+            )
 
     def row_problem(self, path: Path, number: int, row: Any, exc: BadRecord, line: int | None):
         hash = row.get("hash") if isinstance(row, dict) else None

@@ -248,3 +248,20 @@ def test_a_page_size_in_bytes_is_the_specs_size_and_a_bad_one_is_named(tmp_path)
             6,
         )
     ]
+
+
+def test_a_hash_repeated_within_a_page_is_a_warning_with_the_count(tmp_path):
+    rows = [record(fake_hash("a")), record(fake_hash("b")), record(fake_hash("a")),
+            record(fake_hash("a"))]  # fmt: skip
+    path = write_page(tmp_path, "zlib", "develop", rows)
+    graph, report = load([tmp_path])
+    assert [s.hash for s in graph.ordered] == [fake_hash("a"), fake_hash("b")]
+    assert report.problems == [
+        Problem(
+            str(path),
+            f"2 records repeat a hash listed earlier in this page (the first: {fake_hash('a')}); "
+            "each spec counts once",
+            6,
+            "warning",
+        )
+    ]
