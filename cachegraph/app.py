@@ -132,7 +132,12 @@ def create_app(
         allow_headers=["content-type", "authorization", "x-request-id"],
         expose_headers=["x-request-id"],
     )
-    app.add_middleware(RequestMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RequestMiddleware,
+        metrics=metrics,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout=settings.body_timeout,
+    )
     app.state.cache = state
     return app
 

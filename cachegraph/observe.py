@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
@@ -161,13 +162,20 @@ class _BodyTooLarge(Exception):
     pass
 
 
-class RequestMiddleware:
-    """Request id, body size limit, access log, metrics, and a JSON 500 for any crash."""
+class _BodyTimeout(Exception):
+    pass
 
-    def __init__(self, app: Callable, metrics: Metrics, max_body_bytes: int) -> None:
+
+class RequestMiddleware:
+    """Request id, body size and time limits, access log, metrics, and a JSON 500 for any crash."""
+
+    def __init__(
+        self, app: Callable, metrics: Metrics, max_body_bytes: int, body_timeout: float = 30.0
+    ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -189,13 +197,23 @@ class RequestMiddleware:
             await send(message)
 
         received = 0
+        body_done = False
+        deadline = time.monotonic() + self.body_timeout
 
         async def limited_receive() -> dict:
-            nonlocal received
-            message = await receive()
+            nonlocal received, body_done
+            if body_done:  # after the body, receive() waits for a disconnect: no deadline
+                return await receive()
+            # A client that holds a request open without sending its body holds memory:
+            # the whole body must arrive within body_timeout of the request's start.
+            with anyio.move_on_after(deadline - time.monotonic()) as waited:
+                message = await receive()
+            if waited.cancelled_caught:
+                raise _BodyTimeout
             received += len(message.get("body", b""))
             if received > self.max_body_bytes:
                 raise _BodyTooLarge
+            body_done = message["type"] != "http.request" or not message.get("more_body")
             return message
 
         try:
@@ -203,6 +221,15 @@ class RequestMiddleware:
             if length and length.isdigit() and int(length) > self.max_body_bytes:
                 raise _BodyTooLarge
             await self.app(scope, limited_receive, send_with_id)
+        except _BodyTimeout:
+            self.metrics.rejections.labels("body_timeout").inc()
+            if not response_started:
+                message = (
+                    f"the request body did not arrive within {self.body_timeout:g} s "
+                    f"(limit body_timeout = {self.body_timeout:g})"
+                )
+                body = error_body(message, code="LIMIT_EXCEEDED", limit="body_timeout")
+                await send_json(send_with_id, 408, body)
         except _BodyTooLarge:
             self.metrics.rejections.labels("max_body_bytes").inc()
             if not response_started:

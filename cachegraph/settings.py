@@ -81,6 +81,9 @@ class Settings:
     )
     max_batch: int = _setting(10, "operations in one batched request (a JSON array)")
     max_body_bytes: int = _setting(1_048_576, "bytes in one request body")
+    body_timeout: float = _setting(
+        30.0, "seconds a client may take to send a request body", "SECONDS"
+    )
     timeout: float = _setting(10.0, "seconds one operation may run", "SECONDS")
     response_cache: int = _setting(
         4096, "answers kept for repeated operations until the data changes; 0 turns it off", "N"
@@ -149,6 +152,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_batch": (_at_least(1), "at least 1"),
     "max_body_bytes": (_at_least(1), "at least 1"),
     "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
+    "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
 }
 

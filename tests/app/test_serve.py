@@ -127,3 +127,24 @@ def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):
         2,
         [f"cachegraph: {message}"],
     )
+
+
+def test_a_body_that_never_arrives_is_refused_after_body_timeout(serve):
+    port = serve("--body-timeout", "1")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as held:
+        # Headers promising 100 bytes, then one, then nothing: a stalled client.
+        held.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+                     b"content-length: 100\r\n\r\n{")  # fmt: skip
+        started = time.monotonic()
+        answer = held.recv(65536)
+        waited = time.monotonic() - started
+        head, _, body = answer.decode().partition("\r\n\r\n")
+        length = int(next(line.split(":")[1] for line in head.splitlines()
+                           if line.lower().startswith("content-length")))  # fmt: skip
+        while len(body.encode()) < length:
+            body += held.recv(65536).decode()
+    assert head.startswith("HTTP/1.1 408") and 0.5 < waited < 5, (head, waited)
+    assert json.loads(body)["errors"][0]["message"] == (
+        "the request body did not arrive within 1 s (limit body_timeout = 1)"
+    )
+    assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 454}}}
