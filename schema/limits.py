@@ -32,6 +32,7 @@ from graphql import (
     get_nullable_type,
     parse,
     validate,
+    value_from_ast_untyped,
 )
 from graphql.language import Lexer, Source, TokenKind
 from strawberry.extensions import SchemaExtension
@@ -212,15 +213,23 @@ def check_document(
     limits: Limits,
     operation_name: str | None = None,
 ) -> int:
-    """The cost of the operation that will run; LimitExceeded if it is too deep or costly."""
-    measurer = _Measurer(schema, document, variables or {})
+    """The cost of the operation that will run; LimitExceeded if it is too deep or costly.
+
+    A variable the client did not send counts at its default in the query text, as
+    the resolvers will get it: ``query($n: Int = 1000)`` costs what ``first: 1000`` does.
+    """
     cost = 0
     for op in document.definitions:
         if not isinstance(op, OperationDefinitionNode):
             continue
         if operation_name and (op.name is None or op.name.value != operation_name):
             continue
-        measure = measurer.operation(op)
+        defaults = {
+            d.variable.name.value: value_from_ast_untyped(d.default_value)
+            for d in op.variable_definitions or ()
+            if d.default_value is not None
+        }
+        measure = _Measurer(schema, document, {**defaults, **(variables or {})}).operation(op)
         if measure.depth > limits.max_depth:
             raise LimitExceeded(
                 "max_depth", limits.max_depth, f"the query nests {measure.depth} fields deep"

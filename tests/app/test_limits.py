@@ -213,3 +213,27 @@ def test_graphiql_introspection_passes_the_default_limits(client):
     response = client.post("/graphql", json={"query": get_introspection_query()})
     assert "errors" not in response.json()
     assert response.json()["data"]["__schema"]["queryType"] == {"name": "Query", "kind": "OBJECT"}
+
+
+def test_a_variable_default_counts_as_if_written_in_place(client):
+    # Issue 18's first attack: 19 aliases of pages of 1000 within pages of 1000, their size
+    # given as a variable's default and the variable not sent.
+    alias = (
+        "b{i}: specs(first: {n}) {{ nodes {{ target {{ specs(first: {n}) "
+        "{{ nodes {{ hash }} }} }} }} }}"
+    )
+    body = " ".join(alias.format(i=i, n="$n") for i in range(19))
+    by_default = client.post("/graphql", json={"query": f"query($n: Int = 1000) {{ {body} }}"})
+    literal = " ".join(alias.format(i=i, n="1000") for i in range(19))
+    written = client.post("/graphql", json={"query": f"{{ {literal} }}"})
+    assert by_default.status_code == written.status_code == 200
+    assert by_default.json() == written.json()
+    assert written.json()["errors"][0]["extensions"] == {
+        "code": "LIMIT_EXCEEDED", "limit": "max_cost", "value": 100_000
+    }  # fmt: skip
+    # Sent, the variable wins over its default: small pages are answered.
+    sent = client.post(
+        "/graphql",
+        json={"query": f"query($n: Int = 1000) {{ {body} }}", "variables": {"n": 1}},
+    )
+    assert "errors" not in sent.json()
