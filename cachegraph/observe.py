@@ -158,12 +158,13 @@ def error_body(message: str, **extensions: Any) -> dict:
     return {"errors": [error]}
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _BodyRefused(Exception):
+    """A request body over one of its limits: the HTTP status, the limit and what happened."""
 
-
-class _BodyTimeout(Exception):
-    pass
+    def __init__(self, status: int, limit: str, value: float, what: str) -> None:
+        shown = int(value) if value == int(value) else value  # 1048576, 30, 0.5
+        super().__init__(f"{what} (limit {limit} = {shown})")
+        self.status, self.limit = status, limit
 
 
 class RequestMiddleware:
@@ -176,6 +177,16 @@ class RequestMiddleware:
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+
+    def _too_large(self) -> _BodyRefused:
+        n = self.max_body_bytes
+        return _BodyRefused(413, "max_body_bytes", n, f"the request body is larger than {n} bytes")
+
+    def _late(self) -> _BodyRefused:
+        s = self.body_timeout
+        return _BodyRefused(
+            408, "body_timeout", s, f"the request body did not arrive within {s:g} s"
+        )
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -209,36 +220,23 @@ class RequestMiddleware:
             with anyio.move_on_after(deadline - time.monotonic()) as waited:
                 message = await receive()
             if waited.cancelled_caught:
-                raise _BodyTimeout
+                raise self._late()
             received += len(message.get("body", b""))
             if received > self.max_body_bytes:
-                raise _BodyTooLarge
+                raise self._too_large()
             body_done = message["type"] != "http.request" or not message.get("more_body")
             return message
 
         try:
             length = _header(scope, b"content-length")
             if length and length.isdigit() and int(length) > self.max_body_bytes:
-                raise _BodyTooLarge
+                raise self._too_large()
             await self.app(scope, limited_receive, send_with_id)
-        except _BodyTimeout:
-            self.metrics.rejections.labels("body_timeout").inc()
+        except _BodyRefused as refused:
+            self.metrics.rejections.labels(refused.limit).inc()
             if not response_started:
-                message = (
-                    f"the request body did not arrive within {self.body_timeout:g} s "
-                    f"(limit body_timeout = {self.body_timeout:g})"
-                )
-                body = error_body(message, code="LIMIT_EXCEEDED", limit="body_timeout")
-                await send_json(send_with_id, 408, body)
-        except _BodyTooLarge:
-            self.metrics.rejections.labels("max_body_bytes").inc()
-            if not response_started:
-                message = (
-                    f"the request body is larger than {self.max_body_bytes} bytes "
-                    f"(limit max_body_bytes = {self.max_body_bytes})"
-                )
-                body = error_body(message, code="LIMIT_EXCEEDED", limit="max_body_bytes")
-                await send_json(send_with_id, 413, body)
+                body = error_body(str(refused), code="LIMIT_EXCEEDED", limit=refused.limit)
+                await send_json(send_with_id, refused.status, body)
         except Exception:
             log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
             if not response_started:
