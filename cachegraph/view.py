@@ -28,6 +28,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from schema import compiled
+from schema.context import with_warnings
 from schema.limits import Checked, LimitExceeded, Limits, checked
 
 from .graphiql import graphiql_page
@@ -188,7 +189,7 @@ class GraphQLView(GraphQL):
         if data is None:
             return None
         self.metrics.executed.labels("direct").inc()
-        return ExecutionResult(data=data, errors=None)
+        return with_warnings(ExecutionResult(data=data, errors=None), context)
 
     async def _run(self, work: Callable[[], Any], inline: bool) -> Any:
         """``work()`` on the event loop when ``inline``, else in a thread under the time

@@ -18,9 +18,12 @@ from typing import TypeVar
 
 import networkx as nx
 
+from . import satisfies
+from .dag import all_dependents, dependents_index
 from .errors import AmbiguousHash, BadArgument, HashTooShort
 from .model import CacheGraph, MirrorInfo, SpecRecord
-from .names import NO_COMPILER, normalize_compiler, version_key
+from .names import NO_COMPILER, compiler_parts, normalize_compiler, version_key
+from .satisfies import Host
 
 T = TypeVar("T")
 
@@ -66,6 +69,22 @@ def spec_by_hash(cg: CacheGraph, text: str) -> SpecRecord | None:
 # -- spec selections ---------------------------------------------------------------
 
 
+#: The orderings a spec list may have: field -> the sort key of a spec.
+ORDER_KEYS: dict[str, Callable[[SpecRecord], object]] = {
+    "package": attrgetter("package"),
+    "version": lambda s: version_key(s.version),
+    "compiler": lambda s: (
+        (compiler_parts(s.compiler)[0], version_key(compiler_parts(s.compiler)[1]))
+        if s.compiler
+        else ("", ())
+    ),
+    "target": attrgetter("target"),
+    "os": attrgetter("os"),
+    "size": attrgetter("size"),
+    "hash": attrgetter("hash"),
+}
+
+
 @dataclass(frozen=True)
 class SpecQuery:
     """What a spec must match; every field is optional, lists need all their items."""
@@ -81,6 +100,12 @@ class SpecQuery:
     tag: str | None = None
     variants: tuple[str, ...] = ()
     mirror: str | None = None
+    #: a Spack constraint (``graph.constraints``)
+    satisfies: str | None = None
+    #: a machine whose binaries are wanted
+    runs_on: Host | None = None
+    #: (field of ORDER_KEYS, descending) pairs; empty for the contract's order
+    order: tuple[tuple[str, bool], ...] = ()
     #: set when two constraints cannot both hold (e.g. two different packages)
     impossible: bool = False
 
@@ -108,10 +133,12 @@ def _compiler_key(name: str) -> str:
 
 @dataclass
 class SpecSelection:
-    """Specs matching a query, in contract order, counted and walked lazily.
+    """Specs matching a query, in order, counted and walked lazily.
 
     ``ranks`` is a sorted candidate list (one index); ``test`` checks the rest
-    of the query. Walking stops as soon as a page is full.
+    of the query. Walking stops as soon as a page is full. A ``positional``
+    selection is a list of matches in another order, which a cursor finds by
+    position instead of by rank.
     """
 
     cg: CacheGraph
@@ -120,6 +147,9 @@ class SpecSelection:
     #: the query, when counts of it may be kept on the graph
     query: SpecQuery | None = None
     _count: int | None = field(default=None, repr=False)
+    #: what the answer should tell the client (e.g. a question the data cannot answer)
+    warnings: tuple[str, ...] = ()
+    positional: bool = False
 
     def count(self) -> int:
         if self._count is None:
@@ -144,16 +174,46 @@ class SpecSelection:
                     f"the cursor names spec {hash[:40]}, which is not loaded "
                     "(the data may have been reloaded); start again without 'after'"
                 )
-            start = bisect_right(self.ranks, rank)
+            start = self._position(rank) + 1 if self.positional else bisect_right(self.ranks, rank)
         ordered, ranks, test = self.cg.ordered, self.ranks, self.test
         for i in range(start, len(ranks)):
             spec = ordered[ranks[i]]
             if test is None or test(spec):
                 yield spec
 
+    def _position(self, rank: int) -> int:
+        positions = self.cg.kept(
+            ("positions", self.query), lambda: dict(zip(self.ranks, itertools.count()))
+        )
+        if rank not in positions:
+            raise BadArgument("the cursor names a spec that is not in this list; start again")
+        return positions[rank]
+
 
 def select_specs(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
-    """The specs matching ``q``, driven by its most selective index."""
+    """The specs matching ``q``, driven by its most selective index, in ``q``'s order."""
+    selection = _matching(cg, replace(q, order=()))
+    if not q.order or selection.count() == 0:
+        return selection
+    return cg.kept(("ordered", q), lambda: _ordered(cg, selection, q))
+
+
+def _ordered(cg: CacheGraph, selection: SpecSelection, q: SpecQuery) -> SpecSelection:
+    specs = list(selection.after(None))
+    # Stable sorts from the last key to the first; ties stay in contract order.
+    for name, descending in reversed(q.order):
+        key = ORDER_KEYS[name]
+        if name == "size":  # unknown sizes last, either way
+            known = [s for s in specs if s.size is not None]
+            known.sort(key=key, reverse=descending)
+            specs = known + [s for s in specs if s.size is None]
+        else:
+            specs.sort(key=key, reverse=descending)
+    ranks = array("i", [cg.rank[s.hash] for s in specs])
+    return SpecSelection(cg, ranks, None, q, warnings=selection.warnings, positional=True)
+
+
+def _matching(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
     if q.impossible:
         return SpecSelection(cg, ())
     keys = [
@@ -167,18 +227,39 @@ def select_specs(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
     keys += [("stack", s, q.tag) for s in q.stacks]
     if q.tag is not None:
         keys.append(("tag", q.tag, None))
-    if not keys:
-        return SpecSelection(cg, range(len(cg.ordered)), _test([], q), q)
-    driver, driver_key = min(((cg.ranks(*key), key) for key in keys), key=lambda p: len(p[0]))
-    selection = SpecSelection(cg, driver, _test([k for k in keys if k != driver_key], q), q)
+    required = [
+        satisfies.requirement(cg, q.satisfies) if q.satisfies is not None else None,
+        satisfies.runs_on(cg, q.runs_on) if q.runs_on is not None else None,
+    ]
+    tests: list[Callable[[SpecRecord], bool]] = []
+    candidates: list[satisfies.Candidates] = []
+    warnings: list[str] = []
+    for req in filter(None, required):
+        keys += [k for k in req.keys if k not in keys]
+        tests += req.tests
+        candidates += req.candidates
+        warnings += req.warnings
+    drivers = [(c, None) for c in candidates]
+    drivers += [(satisfies.Candidates(len(r := cg.ranks(*k)), lambda r=r: r), k) for k in keys]
+    if not drivers:
+        return SpecSelection(
+            cg, range(len(cg.ordered)), _test([], q, tests), q, warnings=tuple(warnings)
+        )
+    driver, driver_key = min(drivers, key=lambda d: d[0].count)
+    rest = [k for k in keys if k != driver_key]
+    selection = SpecSelection(
+        cg, driver.ranks(), _test(rest, q, tests), q, warnings=tuple(warnings)
+    )
     if q == SpecQuery(stacks=q.stacks, tag=q.tag) and len(set(q.stacks)) == 2:
         # Two stacks and nothing else: the count is a precomputed overlap.
         selection._count = _pair_counts(cg, q.tag)[tuple(sorted(set(q.stacks)))]
     return selection
 
 
-def _test(keys: list, q: SpecQuery) -> Callable[[SpecRecord], bool] | None:
-    checks: list[Callable[[SpecRecord], bool]] = []
+def _test(
+    keys: list, q: SpecQuery, extra: Sequence[Callable[[SpecRecord], bool]] = ()
+) -> Callable[[SpecRecord], bool] | None:
+    checks: list[Callable[[SpecRecord], bool]] = list(extra)
     for kind, value, tag in keys:
         if kind in ATTRIBUTES:
             attr = ATTRIBUTES[kind]
@@ -506,7 +587,7 @@ def dependents(
     With ``transitive``, through any chain of such edges.
     """
     if transitive and deptype is None:
-        return list(map(cg.ordered.__getitem__, sorted(_all_dependents(cg, hash))))
+        return list(map(cg.ordered.__getitem__, sorted(all_dependents(cg, cg.rank[hash]))))
     return _in_order(cg, _reached(("spec", hash), _parents(cg, deptype), transitive))
 
 
@@ -522,40 +603,8 @@ def dependent_count(
 ) -> int:
     """How many specs ``dependents`` gives, without ordering them."""
     if transitive and deptype is None:
-        return len(_all_dependents(cg, hash))
+        return len(all_dependents(cg, cg.rank[hash]))
     return len(_reached(("spec", hash), _parents(cg, deptype), transitive))
-
-
-def dependents_index(cg: CacheGraph) -> list[array]:
-    """rank -> the ranks of the specs that depend on it directly.
-
-    A cache of the graph's ``depends_on`` in-edges, as the rank indices are of
-    its other relations: a walk over every dependent of a library that
-    thousands of specs link steps over ints, not node tuples hashed at each step.
-    """
-
-    def compute() -> list[array]:
-        empty = array("i")
-        pred, rank = cg.g.pred, cg.rank
-        return [array("i", [rank[p[1]] for p in pred["spec", s.hash]]) or empty for s in cg.ordered]
-
-    return cg.memoized("dependents index", compute)
-
-
-def _all_dependents(cg: CacheGraph, hash: str) -> set[int]:
-    """The ranks of every spec that depends on this one through any chain of edges."""
-    index = dependents_index(cg)
-    start = cg.rank[hash]
-    seen: set[int] = set()
-    frontier: Iterable[int] = (start,)
-    while frontier:
-        found: set[int] = set()
-        for r in frontier:
-            found.update(index[r])
-        frontier = found - seen
-        seen |= frontier
-    seen.discard(start)
-    return seen
 
 
 def _reached(

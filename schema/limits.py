@@ -255,9 +255,9 @@ def parse_within(query: str, limits: Limits) -> DocumentNode:
 #: is cheap enough to run on the event loop, sparing a thread hand-off.
 INLINE_COST = 500
 #: Fields whose first answer may walk every spec: a filtered count, a path search,
-#: the packages of a stack, the sizes of a stack or mirror.
+#: the packages of a stack, the sizes of a stack or mirror, facets, a search.
 WALKING_FIELDS = frozenset(
-    {"totalCount", "dependencyPath", "packages", "packageCount", "totalBytes"}
+    {"totalCount", "dependencyPath", "packages", "packageCount", "totalBytes", "facets", "search"}
 )
 #: Fields that walk a DAG when given ``transitive`` (a spec's direct ones are a lookup).
 DAG_FIELDS = frozenset({"dependencies", "dependents", "dependencyCount", "dependentCount"})

@@ -12,7 +12,7 @@ from graph.model import MirrorInfo
 
 from .context import graph
 from .nodes import Node, global_id
-from .specs import SpecConnection, SpecFilter, spec_connection, spec_query
+from .specs import ORDER_BY, SpecConnection, SpecFilter, SpecOrder, spec_connection, spec_query
 
 if TYPE_CHECKING:
     from .stacks import Stack
@@ -72,8 +72,9 @@ class Mirror(Node):
         filter: SpecFilter | None = None,
         first: int | None = 50,
         after: str | None = None,
+        order_by: Annotated[list[SpecOrder] | None, strawberry.argument(ORDER_BY)] = None,
     ) -> SpecConnection:
-        query = spec_query(filter).narrowed(mirror=self.name)
+        query = spec_query(filter, order_by).narrowed(mirror=self.name)
         return spec_connection(info, query, first, after)
 
 

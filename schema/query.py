@@ -8,12 +8,13 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import DisableIntrospection
 from strawberry.tools import merge_types
-from strawberry.types import ExecutionContext, ExecutionResult, Info
+from strawberry.types import ExecutionContext, Info
 
 from graph.errors import CacheGraphError
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
-from .context import graph
+from .context import graph, with_warnings
+from .facets import FacetQueries
 from .limits import Limits, QueryLimits
 from .mirrors import Mirror, MirrorQueries, find_mirror
 from .nodes import Node, parse_global_id
@@ -56,6 +57,7 @@ Query = merge_types(
         StackQueries,
         BuildQueries,
         MirrorQueries,
+        FacetQueries,
     ),
 )
 
@@ -93,13 +95,6 @@ def masked(error: GraphQLError, request_id: str | None) -> GraphQLError:
     return GraphQLError(message, nodes=error.nodes, path=error.path, extensions=extensions)
 
 
-def _masked_result(result: ExecutionResult, context: object) -> ExecutionResult:
-    if result.errors:
-        request_id = context.get("request_id") if isinstance(context, dict) else None
-        result.errors = [masked(e, request_id) for e in result.errors]
-    return result
-
-
 class CacheGraphSchema(strawberry.Schema):
     """Logs what the server got wrong and shows the client only a masked error.
 
@@ -113,7 +108,7 @@ class CacheGraphSchema(strawberry.Schema):
                 context_value.get("request_id") if isinstance(context_value, dict) else None
             )
             result.errors = [masked(e, request_id) for e in result.errors]
-        return result
+        return with_warnings(result, context_value) if isinstance(context_value, dict) else result
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
@@ -10,8 +12,10 @@ from strawberry.types import Info
 from graph import queries
 from graph.model import SpecRecord
 from graph.names import spec_string
+from graph.queries import SpecSelection
+from graph.search import search as search_specs
 
-from .context import graph
+from .context import graph, warn
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
 
@@ -182,11 +186,62 @@ class SpecFilter:
         default=None, description="The spec has every one of these variant settings, as recorded."
     )
     mirror: str | None = strawberry.field(default=None, description="A mirror holds the spec.")
+    satisfies: str | None = strawberry.field(
+        default=None,
+        description="A Spack constraint the spec must satisfy, e.g. "
+        "'hdf5@1.14: +mpi %gcc@11: target=x86_64_v3: ^openmpi@4:'.",
+    )
+    runs_on: HostInput | None = strawberry.field(
+        default=None,
+        description="Specs a machine with this target (and os and platform, when given) can run.",
+    )
 
 
-def spec_query(f: SpecFilter | None) -> queries.SpecQuery:
+@strawberry.input
+class HostInput:
+    target: str = strawberry.field(
+        description="An archspec microarchitecture name, e.g. 'zen4', 'neoverse_v1', 'x86_64_v3'."
+    )
+    os: str | None = None
+    platform: str | None = None
+
+
+@strawberry.enum
+class SpecOrderField(enum.Enum):
+    PACKAGE = "package"
+    VERSION = "version"
+    COMPILER = "compiler"
+    TARGET = "target"
+    OS = "os"
+    SIZE = "size"
+    HASH = "hash"
+
+
+@strawberry.enum
+class OrderDirection(enum.Enum):
+    ASC = "asc"
+    DESC = "desc"
+
+
+@strawberry.input(
+    description="One key of a spec list's order; later keys break ties, then the default order."
+)
+class SpecOrder:
+    field: SpecOrderField
+    direction: OrderDirection = OrderDirection.ASC
+
+
+ORDER_BY = (
+    "Order by these keys instead of the default (package, version, hash); specs of unknown "
+    "size come last. Cursors are valid within one ordering."
+)
+
+
+def spec_query(f: SpecFilter | None, order_by: list[SpecOrder] | None = None) -> queries.SpecQuery:
+    order = tuple((o.field.value, o.direction is OrderDirection.DESC) for o in order_by or ())
     if f is None:
-        return queries.SpecQuery()
+        return queries.SpecQuery(order=order)
+    host = f.runs_on
     return queries.SpecQuery(
         package=f.package,
         version=f.version,
@@ -199,6 +254,9 @@ def spec_query(f: SpecFilter | None) -> queries.SpecQuery:
         tag=f.tag,
         variants=tuple(f.variants or ()),
         mirror=f.mirror,
+        satisfies=f.satisfies,
+        runs_on=host and queries.Host(host.target, host.os, host.platform),
+        order=order,
     )
 
 
@@ -209,7 +267,11 @@ def spec_connection(
     info: Info, query: queries.SpecQuery, first: int | None, after: str | None
 ) -> SpecConnection:
     selection = queries.select_specs(graph(info), query)
-    walk = Slice("spec", selection.after, lambda s: s.hash, selection.count, first, after)
+    for message in selection.warnings:
+        warn(info, message)
+    # A cursor names its ordering, so that one from another ordering is refused.
+    kind = "spec" + "".join(f"/{f}{'-' if desc else '+'}" for f, desc in query.order)
+    walk = Slice(kind, selection.after, lambda s: s.hash, selection.count, first, after)
     return SpecConnection(slice=walk)
 
 
@@ -235,8 +297,9 @@ class SpecGroup:
         filter: SpecFilter | None = None,
         first: int | None = 50,
         after: str | None = None,
+        order_by: Annotated[list[SpecOrder] | None, strawberry.argument(ORDER_BY)] = None,
     ) -> SpecConnection:
-        return spec_connection(info, self.narrow(spec_query(filter)), first, after)
+        return spec_connection(info, self.narrow(spec_query(filter, order_by)), first, after)
 
 
 @strawberry.type
@@ -256,8 +319,22 @@ class SpecQueries:
         filter: SpecFilter | None = None,
         first: int | None = 50,
         after: str | None = None,
+        order_by: Annotated[list[SpecOrder] | None, strawberry.argument(ORDER_BY)] = None,
     ) -> SpecConnection:
-        return spec_connection(info, spec_query(filter), first, after)
+        return spec_connection(info, spec_query(filter, order_by), first, after)
+
+    @strawberry.field(
+        description="Specs matching free text: package names, versions, variants, hash "
+        "prefixes; best matches first. Every word must match; the ranking is in the README."
+    )
+    def search(
+        self, info: Info, text: str, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        cg = graph(info)
+        found = SpecSelection(cg, search_specs(cg, text), positional=True)
+        return SpecConnection(
+            slice=Slice("search", found.after, lambda s: s.hash, found.count, first, after)
+        )
 
     @strawberry.field(description="Specs that are in every one of the given stacks.")
     def shared_specs(
@@ -267,8 +344,9 @@ class SpecQueries:
         tag: str | None = None,
         first: int | None = 50,
         after: str | None = None,
+        order_by: Annotated[list[SpecOrder] | None, strawberry.argument(ORDER_BY)] = None,
     ) -> SpecConnection:
-        query = queries.SpecQuery(stacks=tuple(stacks), tag=tag)
+        query = replace(spec_query(None, order_by), stacks=tuple(stacks), tag=tag)
         return spec_connection(info, query, first, after)
 
     @strawberry.field(

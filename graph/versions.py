@@ -1,0 +1,102 @@
+"""Spack version constraints: ``1.2``, ``1.2:1.4``, ``1.2:``, ``:1.4``, ``=1.2`` and lists.
+
+Versions are ordered by ``names.version_key`` (Spack's order). A bound
+``1.2`` covers every version that starts with its components: ``@1.2`` is the
+range ``1.2:1.2``, satisfied by 1.2 and 1.2.3 but not 1.20; ``@:1.4`` by 1.4.2.
+``=1.2`` is that version only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import BadArgument
+from .names import version_key
+
+_COMPONENT = re.compile(r"[0-9]+|[a-zA-Z]+")
+
+
+def _components(version: str) -> tuple[str, ...]:
+    return tuple(_COMPONENT.findall(version))
+
+
+def _extends(version: str, prefix: str) -> bool:
+    """Whether ``version`` is ``prefix`` or starts with all of its components.
+
+    >>> _extends("1.2.3", "1.2"), _extends("1.20", "1.2"), _extends("1.2", "1.2")
+    (True, False, True)
+    """
+    mine, theirs = _components(version), _components(prefix)
+    return mine[: len(theirs)] == theirs
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRange:
+    """``low:high`` (either end open when None); ``exact`` for ``=version``."""
+
+    low: str | None
+    high: str | None
+    exact: bool = False
+
+    def contains(self, version: str) -> bool:
+        if self.exact:
+            return version == self.low or version_key(version)[:2] == version_key(self.low)[:2]
+        key = version_key(version)
+        if self.low is not None and key < version_key(self.low) and not _extends(version, self.low):
+            return False
+        return self.high is None or key <= version_key(self.high) or _extends(version, self.high)
+
+    def __str__(self) -> str:
+        if self.exact:
+            return f"={self.low}"
+        if self.low == self.high:
+            return self.low or ":"
+        return f"{self.low or ''}:{self.high or ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class VersionList:
+    """Versions satisfying any of its ranges.
+
+    >>> v = parse_versions("1.2,1.4:1.6")
+    >>> [x for x in ["1.1", "1.2.9", "1.3", "1.6.1", "1.7", "develop"] if v.contains(x)]
+    ['1.2.9', '1.6.1']
+    >>> parse_versions("2:").contains("develop"), parse_versions("=1.2").contains("1.2.1")
+    (True, False)
+    """
+
+    ranges: tuple[VersionRange, ...]
+
+    def contains(self, version: str) -> bool:
+        return any(r.contains(version) for r in self.ranges)
+
+    def __str__(self) -> str:
+        return ",".join(map(str, self.ranges))
+
+
+_VERSION = re.compile(r"[A-Za-z0-9_.\-+]+")
+
+
+def parse_versions(text: str) -> VersionList:
+    """A version list as written after ``@``; BadArgument naming the bad part."""
+    ranges = []
+    for part in text.split(","):
+        part = part.strip()
+        if part.startswith("="):
+            version = part[1:].strip()
+            if not _VERSION.fullmatch(version):
+                raise BadArgument(f"{part!r} is not a version")
+            ranges.append(VersionRange(version, version, exact=True))
+            continue
+        low, colon, high = part.partition(":")
+        low, high = low.strip() or None, high.strip() or None
+        if not colon:
+            high = low
+        for end in (low, high):
+            if end is not None and not _VERSION.fullmatch(end):
+                raise BadArgument(f"{end!r} is not a version")
+        if low is None and high is None and not colon:
+            raise BadArgument("an empty version: write one after '@' or leave '@' out")
+        ranges.append(VersionRange(low, high))
+    return VersionList(tuple(ranges))
