@@ -238,27 +238,26 @@ def holding(cg: CacheGraph, node: Node) -> frozenset[int]:
     """
 
     def compute() -> frozenset[int]:
-        test = node_test(cg, node)
-        seeds = [r for r in _node_candidates(cg, node) if test(cg.ordered[r])]
-        return frozenset(reached(dependents_index(cg), seeds))
+        return frozenset(reached(dependents_index(cg), _satisfying_nodes(cg, node)))
 
     if not cg.deps:
         return frozenset()
     return cg.kept(("holding", repr(node)), compute)
 
 
-def _node_candidates(cg: CacheGraph, node: Node) -> Iterable[int]:
+def _satisfying_nodes(cg: CacheGraph, node: Node) -> list[int]:
+    """The ranks of the specs satisfying ``node``; for a virtual name, of its providers."""
     if node.name is None:
+        found: Iterable[int] = range(len(cg.ordered))
         if node.hash is not None:
-            return _hash_candidates(cg, node.hash).ranks()
-        return range(len(cg.ordered))
-    found = cg.ranks("package", node.name)
-    if found:
-        return found
-    provider_node = Node(**{**vars(node), "name": None})
-    providers = virtual_providers(cg).get(node.name, ())
-    test = node_test(cg, provider_node)
-    return [r for r in providers if test(cg.ordered[r])]
+            found = _hash_candidates(cg, node.hash).ranks()
+    elif cg.ranks("package", node.name):
+        found = cg.ranks("package", node.name)
+    else:
+        found = virtual_providers(cg).get(node.name, ())
+        node = Node(**{**vars(node), "name": None})
+    test = node_test(cg, node)
+    return [r for r in found if test(cg.ordered[r])]
 
 
 def virtual_providers(cg: CacheGraph) -> dict[str, list[int]]:
