@@ -11,11 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import archspec.cpu
+import networkx as nx
 import pytest
 
-from graph import queries
+from cachegraph.synthmirror import synthesize_mirrors
+from graph import load, queries
 from graph.constraints import SpecSyntaxError, parse
 from graph.errors import BadArgument
+from graph.mirrors import mirrors_file
+from graph.satisfies import node_test
 from graph.versions import parse_versions
 from tests.conftest import SEEDS
 from tests.graph.test_mirrors import raw_records
@@ -384,3 +388,85 @@ def test_dependencies_on_pages_match_nothing_and_say_why(seeds_graph):
         "dependency DAGs), so 'py-keras ^python' matches nothing; load a mirror (--mirror) "
         "to ask it",
     )
+
+
+# -- every selection equals a brute-force scan --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A few thousand specs with DAGs, stacks, two tags and sizes (``synth --mirror``)."""
+    out = tmp_path_factory.mktemp("synthetic")
+    synthesize_mirrors(out, 3000, seed=5)
+    graph, report = load([], mirrors_file(out / "mirrors.yaml"))
+    assert report.problems == []
+    below = {
+        s.hash: [graph.spec(h) for kind, h in nx.descendants(graph.g, ("spec", s.hash))
+                 if kind == "spec"]
+        for s in graph.ordered
+    }  # fmt: skip
+    return graph, below
+
+
+def _brute(cg, below: dict, q: queries.SpecQuery) -> list[str]:
+    """Every spec tested one by one, the DAG walked by NetworkX: no index, no candidate list."""
+    constraint = parse(q.satisfies) if q.satisfies else None
+    found = []
+    for s in cg.ordered:
+        if not all(getattr(s, k) == v for k, v in [
+            ("package", q.package), ("version", q.version), ("os", q.os), ("target", q.target)
+        ] if v is not None):  # fmt: skip
+            continue
+        if (q.compiler is not None and s.compiler_key != normalized(q.compiler)) or not all(
+            v in s.variants for v in q.variants
+        ):
+            continue
+        if (q.tag is not None and q.tag not in s.stacks) or not set(q.stacks) <= s.stacks_in(q.tag):
+            continue
+        if q.mirror is not None and q.mirror not in s.mirrors:
+            continue
+        if q.runs_on is not None and not (
+            archspec.cpu.TARGETS[q.runs_on.target] >= archspec.cpu.TARGETS[s.target]
+            and q.runs_on.os in (None, s.os)
+        ):
+            continue
+        if constraint is not None:
+            if not node_test(cg, constraint.root)(s):
+                continue
+            if not all(any(map(node_test(cg, n), below[s.hash])) for n in constraint.transitive):
+                continue
+        found.append(s.hash)
+    return found
+
+
+BRUTE_CASES = [
+    queries.SpecQuery(satisfies="+mpi"),
+    queries.SpecQuery(satisfies="lib-00041@2: ~ipo"),
+    queries.SpecQuery(satisfies="%gcc@12:"),
+    queries.SpecQuery(satisfies="%gcc@11.4.0 +shared build_system=cmake"),
+    queries.SpecQuery(satisfies="target=x86_64_v3: ~debug"),
+    queries.SpecQuery(satisfies="target=:zen4 os=rhel8"),
+    queries.SpecQuery(satisfies="arch=darwin-sequoia-m1 +openmp"),
+    queries.SpecQuery(satisfies="^lib-00003"),
+    queries.SpecQuery(satisfies="^lib-00003@:5 ^lib-00020 +shared"),
+    queries.SpecQuery(satisfies="lib-00081 ^gcc-runtime@13"),
+    queries.SpecQuery(satisfies="^lib-00010 %gcc@13"),
+    queries.SpecQuery(satisfies="@1:3"),
+    queries.SpecQuery(satisfies="/a"),
+    queries.SpecQuery(satisfies="+debug", tag="develop", stacks=("e4s",)),
+    queries.SpecQuery(satisfies="~debug", variants=("+mpi",), compiler="gcc@13.2.0"),
+    queries.SpecQuery(satisfies="build_system=*", mirror="develop/hep"),
+    queries.SpecQuery(runs_on=queries.Host("zen4")),
+    queries.SpecQuery(runs_on=queries.Host("neoverse_v2", os="ubuntu24.04"), package="lib-00041"),
+    queries.SpecQuery(runs_on=queries.Host("x86_64_v4"), satisfies="^lib-00002"),
+]
+
+
+@pytest.mark.parametrize("q", BRUTE_CASES, ids=[str(i) for i in range(len(BRUTE_CASES))])
+def test_selections_equal_a_brute_force_scan(synthetic, q):
+    cg, below = synthetic
+    selection = queries.select_specs(cg, q)
+    expected = _brute(cg, below, q)
+    assert [s.hash for s in selection.after(None)] == expected
+    assert selection.count() == len(expected)
+    assert expected or (q.runs_on is not None and q.runs_on.target == "x86_64_v4")
