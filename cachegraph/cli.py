@@ -1,4 +1,4 @@
-"""The ``cachegraph`` command: serve, query, export-schema, validate."""
+"""The ``cachegraph`` command: serve, query, find, export-schema, validate, synth."""
 
 from __future__ import annotations
 
@@ -116,8 +116,34 @@ def query(args: argparse.Namespace) -> int:
     body: dict = {"data": result.data}
     if result.errors:
         body["errors"] = [e.formatted for e in result.errors]
+    if result.extensions:
+        body["extensions"] = result.extensions
     print(json.dumps(body, indent=2))
     return 1 if result.errors or report.errors else 0
+
+
+def find(args: argparse.Namespace) -> int:
+    from graph import queries
+    from graph.errors import BadArgument
+
+    from .find import listing, record
+
+    graph, report, _ = load_sources(_sources(args))
+    for problem in report.errors:
+        print(f"cachegraph find: {problem}", file=sys.stderr)
+    try:
+        selection = queries.select_specs(graph, queries.SpecQuery(satisfies=args.constraint))
+        specs = list(selection.after(None))
+    except BadArgument as exc:
+        print(f"cachegraph find: {exc}", file=sys.stderr)
+        return 1
+    for warning in selection.warnings:
+        print(f"cachegraph find: warning: {warning}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([record(s) for s in specs], indent=2))
+    else:
+        print(listing(specs, long=args.long, variants=args.variants))
+    return 1 if report.errors else 0
 
 
 def _query_text(given: str) -> str:
@@ -203,6 +229,19 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     _add_data_options(p)
     p.add_argument("--variables", help="the query's variables as a JSON object")
     p.set_defaults(run=query)
+
+    p = commands.add_parser(
+        "find",
+        help="list the cached specs satisfying a Spack constraint, as 'spack find' does",
+        description="CONSTRAINT is Spack's spec syntax, e.g. 'hdf5@1.14: +mpi %%gcc@11: "
+        "target=x86_64_v3: ^openmpi@4:' (see the README).",
+    )
+    p.add_argument("constraint", metavar="CONSTRAINT")
+    _add_data_options(p)
+    p.add_argument("-l", "--long", action="store_true", help="show the hash prefix of each spec")
+    p.add_argument("-v", "--variants", action="store_true", help="show each spec's variants")
+    p.add_argument("--json", action="store_true", help="print the spec records as JSON")
+    p.set_defaults(run=find)
 
     p = commands.add_parser("export-schema", help="print the schema (SDL)")
     p.add_argument("--federation", action="store_true", help="the Apollo Federation subgraph's")

@@ -112,7 +112,11 @@ def _tokens(text: str) -> list[_Token]:
     while position < len(text):
         match = _TOKENS.match(text, position)
         if match is None:
-            raise SpecSyntaxError(text, position, f"unexpected {text[position]!r}")
+            char = text[position]
+            what = (
+                f"a variant name must follow {char!r}" if char in "+~" else f"unexpected {char!r}"
+            )
+            raise SpecSyntaxError(text, position, what)
         kind = match.lastgroup  # the outermost group: it closes last
         if kind != "space":
             tokens.append(_Token(kind, match.group(), position, match))

@@ -1,4 +1,4 @@
-"""The cachegraph command: query, export-schema, validate."""
+"""The cachegraph command: query, find, export-schema, validate."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from cachegraph.cli import main
 from schema import schema
 from tests.conftest import SEEDS
+from tests.mirrors import MIRRORS
 
 
 def test_query_prints_the_json_result(capsys):
@@ -162,3 +163,99 @@ def test_a_bad_variable_on_the_command_line_is_the_clients_error(capsys):
             "extensions": {"code": "BAD_USER_INPUT"},
         }
     ]
+
+
+def _mirror_flags(shared_mirrors) -> list[str]:
+    return [
+        f"--mirror=test:{stack}={shared_mirrors / folder}"
+        for stack, folder in MIRRORS.items()
+        if stack != "future"  # a layout Spack does not know: reported, and the exit is 1
+    ]
+
+
+# Worked out from the raw files: libdwarf sk2gqqz (index record annotated gcc@=10.2.1) and
+# u5uz3dc (format 5: gcc 10.2.1 provides c and cxx) depend on libelf; on m1, libelf jr3yipy
+# has gcc as its compiler dependency, and gcc-runtime izgzpze depends on gcc directly.
+FIND_GOLDEN = [
+    (
+        ["^libelf", "-l"],
+        """\
+==> 2 cached builds.
+-- test-debian6-core2 / gcc@10.2.1 -----------------------------
+sk2gqqz libdwarf@20130729
+
+-- test-debian6-m1 / gcc@10.2.1 --------------------------------
+u5uz3dc libdwarf@20130729
+""",
+    ),
+    (
+        ["target=m1 %gcc", "-l", "-v"],
+        """\
+==> 3 cached builds.
+-- test-debian6-m1 / gcc@10.2.1 --------------------------------
+u5uz3dc libdwarf@20130729 build_system=generic
+jr3yipy libelf@0.8.13 build_system=generic
+
+-- test-debian6-m1 / no compiler -------------------------------
+izgzpze gcc-runtime@10.2.1 build_system=generic
+""",
+    ),
+    (
+        ["libelf@0.8:"],
+        """\
+==> 3 cached builds.
+-- test-debian6-core2 / gcc@10.2.1 -----------------------------
+libelf@0.8.13
+
+-- test-debian6-core2 / gcc@9.4.0 ------------------------------
+libelf@0.8.13
+
+-- test-debian6-m1 / gcc@10.2.1 --------------------------------
+libelf@0.8.13
+""",
+    ),
+    (["hdf5@1.14:"], "==> 0 cached builds.\n"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), FIND_GOLDEN, ids=[a[0] for a, _ in FIND_GOLDEN])
+def test_find_prints_what_spack_find_would(capsys, shared_mirrors, args, expected):
+    assert main(["find", *args, *_mirror_flags(shared_mirrors)]) == 0
+    assert capsys.readouterr().out == expected
+
+
+def test_find_json_gives_the_records(capsys, shared_mirrors):
+    assert main(["find", "archive-files", "--json", *_mirror_flags(shared_mirrors)]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {
+            "hash": "l3vdiqvbobmspwyb4q2b62fz6nitd4hk",
+            "name": "archive-files",
+            "version": "2.0",
+            "compiler": "gcc@4.5.0",
+            "platform": "test",
+            "os": "debian6",
+            "target": "core2",
+            "variants": [],
+            "size": None,
+            "mirrors": ["test/legacy"],
+            "stacks": {"test": ["legacy"]},
+        }
+    ]
+
+
+def test_find_with_a_bad_constraint_exits_1_with_the_parsers_message(capsys):
+    assert main(["find", "py-keras@3: +"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.endswith(
+        "cachegraph find: bad constraint at column 13: a variant name must follow '+'\n"
+        "  py-keras@3: +\n"
+        "              ^\n"
+    )
+
+
+def test_find_on_pages_warns_that_dependencies_are_unknown(capsys):
+    assert main(["find", "py-keras ^python"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "==> 0 cached builds.\n"
+    assert "cachegraph find: warning: '^' asks about dependencies" in captured.err
