@@ -237,3 +237,22 @@ def test_a_bad_variable_is_the_clients_error_not_the_servers(
             "data": {"stats": {"specCount": 454}}
         }
     assert [r for r in caplog.records if r.levelname == "ERROR"] == []
+
+
+def test_a_question_the_data_cannot_answer_says_so_in_extensions(client):
+    """Pages hold no DAGs: '^dep' matches nothing, and every path of the answer says why."""
+    body = {"query": '{ specs(filter: {satisfies: "py-keras ^python"}) { totalCount } }'}
+    expected = {
+        "data": {"specs": {"totalCount": 0}},
+        "extensions": {
+            "warnings": [
+                "'^' asks about dependencies, but the loaded data has none (cache pages list no "
+                "dependency DAGs), so 'py-keras ^python' matches nothing; load a mirror "
+                "(--mirror) to ask it"
+            ]
+        },
+    }
+    # the first time the standard way; then the direct path; then the response cache
+    for _ in range(3):
+        assert client.post("/graphql", json=body).json() == expected
+    assert client.get("/graphql", params=body).json() == expected
