@@ -68,9 +68,25 @@ PEER_ORDER = "orderBy: [PACKAGE_ASC, VERSION_ASC, HASH_ASC]"
 class Question:
     name: str
     ours: str
-    peer: str
+    #: the same question to the peer; None when it cannot express it
+    peer: str | None
     #: variables for each request, drawn from the data; the same for both servers
     variables: list[dict] = field(default_factory=lambda: [{}])
+    #: "fixed" (a fixed-size answer, for the scaling targets) or "language"
+    group: str = "fixed"
+
+
+#: facets as a faceted search page asks them: every facet, its 50 largest values
+FACETS = (
+    "specCount packages(first: 50) { value count } versions(first: 50) { value count } "
+    "compilers(first: 50) { value count } targets(first: 50) { value count } "
+    "oss(first: 50) { value count } stacks(first: 50) { value count } "
+    "variants(first: 50) { value count } mirrors(first: 50) { value count }"
+)
+SATISFIES = (
+    "query($c: String!) { specs(filter: {satisfies: $c}, first: 50) "
+    "{ totalCount nodes { hash version } } }"
+)
 
 
 def questions(sample: Sample) -> list[Question]:
@@ -140,6 +156,26 @@ def questions(sample: Sample) -> list[Question]:
             "package specCount versions compilers targets oss platforms stackCounts tags } } }",
             [{"p": p} for p in s.packages],
         ),
+        Question(
+            "satisfies 'name@range: +variant', first 50 with totalCount",
+            SATISFIES,
+            # The peer has no Spack version order: it answers name and variant only.
+            "query($p: String!, $v: String!) { allSpecs(filter: {package: {equalTo: $p}, "
+            f"variants: {{contains: [$v]}}}}, first: 50, {PEER_ORDER}) "
+            "{ totalCount nodes { hash version } } }",
+            s.constraints,
+            group="language",
+        ),
+        Question(
+            "facets of the whole cache", f"{{ facets {{ {FACETS} }} }}", None, group="language"
+        ),
+        Question(
+            "facets of one package",
+            f"query($p: String!) {{ facets(filter: {{package: $p}}) {{ {FACETS} }} }}",
+            None,
+            [{"p": p} for p in s.packages],
+            group="language",
+        ),
     ]
 
 
@@ -152,6 +188,8 @@ class Sample:
     scoped: list[dict]
     large_stacks: list[str]
     pairs: list[dict]
+    #: {"c": "name@major: +variant", "p": name, "v": variant}
+    constraints: list[dict] = field(default_factory=lambda: [{"c": "", "p": "", "v": ""}])
 
 
 def sample(tree: Path, n: int = 200, seed: int = 7) -> Sample:
@@ -181,7 +219,15 @@ def sample(tree: Path, n: int = 200, seed: int = 7) -> Sample:
         scoped=scoped,
         large_stacks=stacks[:5],
         pairs=pairs,
+        constraints=[constraint(p, r["versions"][0], r["variants"]) for p, _, r in rows],
     )
+
+
+def constraint(package: str, version: str, variants: list[str]) -> dict:
+    """A constraint a spec of the data satisfies: its name, ``@major:`` and one variant."""
+    bools = [v for v in variants if v.startswith(("+", "~"))] or variants
+    variant = bools[0] if bools else ""
+    return {"c": f"{package}@{version.split('.')[0]}: {variant}", "p": package, "v": variant}
 
 
 # -- measuring -------------------------------------------------------------------------
@@ -401,6 +447,8 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
         peer.serve(db, free_port())
         result.peer_note = f"loaded and indexed in {seconds:.0f} s"
         for q in asked:
+            if q.peer is None:
+                continue
             times, failed = asyncio.run(
                 latencies(peer.gql_port, q.peer, q.variables, args.requests)
             )
@@ -427,6 +475,8 @@ class MirrorResult:
     dependents: tuple[float, float] = (0.0, 0.0)
     dependents_of: str = ""
     failures: int = 0
+    #: the constraint-language questions: name -> (p50, p99) ms
+    language: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def index_blobs(mirrors: Path) -> list[Path]:
@@ -467,17 +517,29 @@ def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
     rng = random.Random(7)
     depended: dict[str, int] = {}
     hashes: set[str] = set()
+    nodes: dict[str, dict] = {}
     for blob in blobs:
         installs = orjson.loads(blob.read_bytes())["database"]["installs"]
         result.records += len(installs)
         for hash, entry in installs.items():
             hashes.add(hash)
+            nodes[hash] = entry["spec"]
             for dep in entry["spec"].get("dependencies", []):
                 depended[dep["hash"]] = depended.get(dep["hash"], 0) + 1
     result.specs = len(hashes)
     library = max(depended, key=depended.__getitem__)
     result.dependents_of = library
     chosen = rng.sample(sorted(hashes), 200)
+    constraints, deps = [], []
+    for h in chosen:
+        node = nodes[h]
+        flags = [f"+{k}" if v else f"~{k}" for k, v in sorted(node["parameters"].items())
+                 if isinstance(v, bool)]  # fmt: skip
+        constraints.append(constraint(node["name"], node["version"], flags))
+        linked = [d for d in node.get("dependencies", []) if d["name"].startswith("lib-")]
+        if linked:
+            dep = nodes[rng.choice(linked)["hash"]]
+            deps.append({"c": f"^{dep['name']}@{dep['version'].split('.')[0]}:"})
 
     # The server reads every manifest, the floor only the indices: with the files in
     # the page cache for both, the ratio measures parsing, not this machine's disk.
@@ -495,11 +557,24 @@ def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
             ("dependents", "query($h: String!) { spec(hash: $h) { "
              "dependentCount(transitive: true) } }", [{"h": library}]),
         ]  # fmt: skip
+        packages = [{"p": c["p"]} for c in constraints]
+        asks += [
+            (LANGUAGE_TARGETS[0][0], SATISFIES, constraints),
+            (LANGUAGE_TARGETS[1][0], "query($c: String!) { specs(filter: {satisfies: $c}, "
+             "first: 50) { nodes { hash version } } }", deps),
+            (LANGUAGE_TARGETS[2][0], f"{{ facets {{ {FACETS} }} }}", [{}]),
+            (LANGUAGE_TARGETS[3][0], "query($p: String!) { facets(filter: {package: $p}) "
+             f"{{ {FACETS} }} }}", packages),
+        ]  # fmt: skip
         for name, query, variables in asks:
             times, failed = asyncio.run(latencies(server.port, query, variables, args.requests))
-            setattr(result, name, (pct(times, 0.5) * 1000, pct(times, 0.99) * 1000))
+            measured = (pct(times, 0.5) * 1000, pct(times, 0.99) * 1000)
+            if hasattr(result, name):
+                setattr(result, name, measured)
+            else:
+                result.language[name] = measured
             result.failures += failed
-            print(f"[mirrors {size:,}] {name}: p50 {getattr(result, name)[0]:.2f} ms", flush=True)
+            print(f"[mirrors {size:,}] {name}: p50 {measured[0]:.2f} ms", flush=True)
         result.rss = peak_rss_mb(server.process.pid)
     finally:
         server.stop()
@@ -525,6 +600,20 @@ def mirror_report(results: list[MirrorResult]) -> list[str]:
             f"{r.cold / r.floor:.1f}× | {r.rss:,.0f} MB | {r.direct[0]:.2f} / {r.direct[1]:.2f} ms "
             f"| {r.dependents[0]:.1f} / {r.dependents[1]:.1f} ms |"
         )
+    lines += [
+        "",
+        "Spack's constraint language on the mirrors (ms, p50 / p99); the peer holds no DAGs, "
+        "so it is not asked here:",
+        "",
+        "| question | " + " | ".join(f"{r.specs:,}" for r in results) + " |",
+        "|---" + "|---:" * len(results) + "|",
+    ]
+    for name, _ in LANGUAGE_TARGETS:
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{r.language[name][0]:.2f} / {r.language[name][1]:.2f}" for r in results)
+            + " |"
+        )
     failures = sum(r.failures for r in results)
     lines.append("")
     lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
@@ -542,6 +631,7 @@ def mirror_report(results: list[MirrorResult]) -> list[str]:
         f"{verdict(big.direct[0] <= 2)} |",
         f"| transitive dependents of the most depended-on library, counted, ≤ 100 ms | "
         f"{big.dependents[0]:.1f} ms | {verdict(big.dependents[0] <= 100)} |",
+        *language_targets(big.language, {}, ""),
     ]
     return lines
 
@@ -559,8 +649,10 @@ def report(
     peer_missing: str | None,
     mirrors: list[MirrorResult] = (),
 ) -> str:
-    # Every question has an answer of a fixed size, whatever the data's.
-    names = [q.name for q in questions(Sample([""], [""], [{}], [""], [{}]))]
+    asked = questions(Sample([""], [""], [{}], [""], [{}]))
+    names = [q.name for q in asked]
+    # These have an answer of a fixed size, whatever the data's.
+    fixed = [q.name for q in asked if q.group == "fixed"]
     lines = [
         "## Run",
         "",
@@ -594,6 +686,9 @@ def report(
             f"{r.ours[name][0]:.2f} / {r.ours[name][1]:.2f}" for r in results
         )
         for r in peer_cols:
+            if name not in r.peer:
+                row += " | cannot ask | —"
+                continue
             ratio = r.ours[name][0] / r.peer[name][0]
             row += f" | {r.peer[name][0]:.2f} / {r.peer[name][1]:.2f} | {ratio:.2f}"
         lines.append(row + " |")
@@ -611,7 +706,7 @@ def report(
     )
     failures = {k: v for r in results for k, v in r.failures.items() if v}
     lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
-    lines += targets(results, names) if results else []
+    lines += targets(results, fixed) if results else []
     lines += mirror_report(list(mirrors)) if mirrors else []
     return "\n".join(lines) + "\n"
 
@@ -659,6 +754,30 @@ def targets(results: list[Result], fixed: list[str]) -> list[str]:
     add("stackOverlaps ≤ 50 ms", f"{overlaps:.1f} ms", overlaps <= 50)
     page = big.ours["1000-spec page, 10 fields"][0]
     add("1000-spec × 10-field page ≤ 250 ms", f"{page:.1f} ms", page <= 250)
+    return lines + language_targets(big.ours, big.peer, "")
+
+
+#: (question, target in ms) of the constraint language, at the largest size of each workload
+LANGUAGE_TARGETS = [
+    ("satisfies 'name@range: +variant', first 50 with totalCount", 20),
+    ("satisfies '^dep@range', first 50", 50),
+    ("facets of the whole cache", 200),
+    ("facets of one package", 5),
+]
+
+
+def language_targets(ours: dict, peer: dict, where: str) -> list[str]:
+    lines = []
+    for name, ms in LANGUAGE_TARGETS:
+        if name not in ours:
+            continue
+        p50 = ours[name][0]
+        lines.append(f"| {name}{where} ≤ {ms} ms | {p50:.2f} ms | {verdict(p50 <= ms)} |")
+        if name in peer:
+            ratio = p50 / peer[name][0]
+            lines.append(
+                f"| {name}{where}: ours/peer ≤ 0.5 | {ratio:.2f} | {verdict(ratio <= 0.5)} |"
+            )
     return lines
 
 

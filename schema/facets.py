@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Annotated
 
 import strawberry
 from strawberry.types import Info
 
 from graph import facets
+from graph.errors import BadArgument
 
 from .context import graph
 from .specs import SpecFilter, spec_query
@@ -22,11 +24,23 @@ class FacetValue:
     count: int
 
 
+FIRST = "Only the values with the largest counts, at most this many; all when null."
+
+
 def _values(name: str, description: str):
-    def resolve(self: Facets) -> list[FacetValue]:
-        return [FacetValue(value=v, count=n) for v, n in self.found.values[name]]
+    def resolve(
+        self: Facets,
+        first: Annotated[int | None, strawberry.argument(FIRST)] = None,
+    ) -> list[FacetValue]:
+        values = self.found.values[name]
+        if first is not None:
+            if first < 0:
+                raise BadArgument(f"'first' must be 0 or more, got {first}")
+            values = values[:first]
+        return [FacetValue(value=v, count=n) for v, n in values]
 
     return strawberry.field(resolver=resolve, description=description)
+
 
 
 @strawberry.type

@@ -226,3 +226,13 @@ def test_an_empty_search_is_an_error(run):
         "data": None,
         "errors": ["the search text is empty: give a package name, version or hash"],
     }
+
+
+def test_facet_lists_take_the_largest_counts_first(run, raw):
+    targets = Counter(r["target"] for _, r in raw)
+    query = "{ facets { none: targets(first: 0) { value } top: targets(first: 2) { value count } } }"
+    assert run(query) == {"data": {"facets": {"none": [], "top": _facet(targets)[:2]}}}
+    assert run("{ facets { targets(first: -1) { value } } }") == {
+        "data": None,
+        "errors": ["'first' must be 0 or more, got -1"],
+    }
