@@ -1,4 +1,5 @@
-"""The ``cachegraph`` command: serve, query, find, export-schema, validate, synth."""
+"""The ``cachegraph`` command: serve, query, find, coverage, diff, export-schema, validate,
+synth."""
 
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def find(args: argparse.Namespace) -> int:
     from graph import queries
     from graph.errors import BadArgument
 
-    from .find import listing, record
+    from .printing import listing, record
 
     graph, report, _ = load_sources(_sources(args))
     for problem in report.errors:
@@ -143,6 +144,82 @@ def find(args: argparse.Namespace) -> int:
         print(json.dumps([record(s) for s in specs], indent=2))
     else:
         print(listing(specs, long=args.long, variants=args.variants))
+    return 1 if report.errors else 0
+
+
+def coverage(args: argparse.Namespace) -> int:
+    from graph import coverage as covering
+    from graph import likeness, lockfiles
+    from graph.errors import BadArgument
+
+    from .printing import coverage_table, record
+
+    try:
+        doc = json.loads(Path(args.lockfile).read_text(encoding="utf-8"))
+        env = lockfiles.read_lockfile(doc)
+    except OSError as exc:
+        print(f"cachegraph coverage: {args.lockfile}: cannot be read: {exc.strerror}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    except (ValueError, BadArgument) as exc:
+        print(f"cachegraph coverage: {args.lockfile}: {exc}", file=sys.stderr)
+        return 1
+    graph, report, _ = load_sources(_sources(args))
+    for problem in report.errors:
+        print(f"cachegraph coverage: {problem}", file=sys.stderr)
+    found = covering.coverage(graph, env, args.tag, args.stack or None)
+    nearest = {}
+    for e in found.entries:
+        if e.spec is None and e.wanted is not None:
+            deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash] if h in env.specs}
+            nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
+    if args.json:
+        print(json.dumps({
+            "total": len(found.entries), "hits": len(found.hits),
+            "misses": len(found.entries) - len(found.hits), "hitBytes": found.hit_bytes,
+            "cachedRoots": list(found.cached_roots),
+            "entries": [{
+                "hash": e.hash, "name": e.wanted.package if e.wanted else None,
+                "version": e.wanted.version if e.wanted else None, "hit": e.spec is not None,
+                "spec": record(e.spec) if e.spec else None, "reason": e.reason,
+                "nearest": [{"hash": n.spec.hash, "distance": n.distance} for n in
+                            nearest.get(e.hash, [])],
+            } for e in found.entries],
+        }, indent=2))  # fmt: skip
+    else:
+        print(coverage_table(found, nearest))
+    return 1 if report.errors else 0
+
+
+def diff(args: argparse.Namespace) -> int:
+    from graph.errors import BadArgument
+    from graph.likeness import spec_diff
+
+    from .printing import diff_table
+
+    graph, report, _ = load_sources(_sources(args))
+    for problem in report.errors:
+        print(f"cachegraph diff: {problem}", file=sys.stderr)
+    try:
+        a, b, differences = spec_diff(graph, args.a, args.b)
+    except BadArgument as exc:
+        print(f"cachegraph diff: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "a": a.hash,
+                    "b": b.hash,
+                    "differences": [
+                        {"field": d.field, "a": d.wanted, "b": d.cached} for d in differences
+                    ],
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(diff_table(a, b, differences))
     return 1 if report.errors else 0
 
 
@@ -242,6 +319,25 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.add_argument("-v", "--variants", action="store_true", help="show each spec's variants")
     p.add_argument("--json", action="store_true", help="print the spec records as JSON")
     p.set_defaults(run=find)
+
+    p = commands.add_parser(
+        "coverage", help="which specs of a spack.lock the cache holds, and the nearest for misses"
+    )
+    p.add_argument("lockfile", metavar="SPACK_LOCK")
+    _add_data_options(p)
+    p.add_argument("--tag", help="count only what this tag holds")
+    p.add_argument(
+        "--stack", action="append", default=[], help="count only these stacks (repeatable)"
+    )
+    p.add_argument("--json", action="store_true", help="print the entries as JSON")
+    p.set_defaults(run=coverage)
+
+    p = commands.add_parser("diff", help="what differs between two cached specs (spack diff)")
+    p.add_argument("a", metavar="HASH")
+    p.add_argument("b", metavar="HASH")
+    _add_data_options(p)
+    p.add_argument("--json", action="store_true", help="print the differences as JSON")
+    p.set_defaults(run=diff)
 
     p = commands.add_parser("export-schema", help="print the schema (SDL)")
     p.add_argument("--federation", action="store_true", help="the Apollo Federation subgraph's")

@@ -19,7 +19,7 @@ from typing import TypeVar
 import networkx as nx
 
 from . import satisfies
-from .dag import all_dependents, dependents_index
+from .dag import all_dependents, dependents_csr
 from .errors import AmbiguousHash, BadArgument, HashTooShort
 from .model import CacheGraph, MirrorInfo, SpecRecord
 from .names import NO_COMPILER, compiler_parts, normalize_compiler, version_key
@@ -182,9 +182,12 @@ class SpecSelection:
                 yield spec
 
     def _position(self, rank: int) -> int:
-        positions = self.cg.kept(
-            ("positions", self.query), lambda: dict(zip(self.ranks, itertools.count()))
-        )
+        if self.query is None:  # a list made for one request (a search): no kept positions
+            positions: Mapping[int, int] = {r: i for i, r in enumerate(self.ranks)}
+        else:
+            positions = self.cg.kept(
+                ("positions", self.query), lambda: dict(zip(self.ranks, itertools.count()))
+            )
         if rank not in positions:
             raise BadArgument("the cursor names a spec that is not in this list; start again")
         return positions[rank]
@@ -587,7 +590,7 @@ def dependents(
     With ``transitive``, through any chain of such edges.
     """
     if transitive and deptype is None:
-        return list(map(cg.ordered.__getitem__, sorted(all_dependents(cg, cg.rank[hash]))))
+        return list(map(cg.ordered.__getitem__, all_dependents(cg, cg.rank[hash]).tolist()))
     return _in_order(cg, _reached(("spec", hash), _parents(cg, deptype), transitive))
 
 
@@ -750,7 +753,7 @@ def precompute(cg: CacheGraph) -> None:
     for name in cg.mirrors:
         mirror_holding(cg, name)
     if cg.deps:
-        dependents_index(cg)
+        dependents_csr(cg)
     for tag in (None, *tag_names(cg)):
         stack_overlaps(cg, None, tag)
         if tag is not None:

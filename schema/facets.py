@@ -42,7 +42,6 @@ def _values(name: str, description: str):
     return strawberry.field(resolver=resolve, description=description)
 
 
-
 @strawberry.type
 class Facets:
     found: strawberry.Private[facets.Facets]

@@ -255,9 +255,24 @@ def parse_within(query: str, limits: Limits) -> DocumentNode:
 #: is cheap enough to run on the event loop, sparing a thread hand-off.
 INLINE_COST = 500
 #: Fields whose first answer may walk every spec: a filtered count, a path search,
-#: the packages of a stack, the sizes of a stack or mirror, facets, a search.
+#: the packages of a stack, the sizes of a stack or mirror, facets, a search, and the
+#: questions that walk DAGs (coverage, nearest, lookalikes, diffs, impact).
 WALKING_FIELDS = frozenset(
-    {"totalCount", "dependencyPath", "packages", "packageCount", "totalBytes", "facets", "search"}
+    {
+        "totalCount",
+        "dependencyPath",
+        "packages",
+        "packageCount",
+        "totalBytes",
+        "facets",
+        "search",
+        "coverage",
+        "nearest",
+        "lookalikes",
+        "specDiff",
+        "impact",
+        "tagDiff",
+    }
 )
 #: Fields that walk a DAG when given ``transitive`` (a spec's direct ones are a lookup).
 DAG_FIELDS = frozenset({"dependencies", "dependents", "dependencyCount", "dependentCount"})

@@ -17,6 +17,7 @@ from .specs import SpecGroup
 
 if TYPE_CHECKING:
     from .builds import Compiler, Target
+    from .diffs import LookalikeGroup
     from .stacks import StackCount
     from .tags import Tag
 
@@ -24,6 +25,7 @@ CompilerRef = Annotated["Compiler", strawberry.lazy("schema.builds")]
 TargetRef = Annotated["Target", strawberry.lazy("schema.builds")]
 StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
 TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+LookalikeGroupRef = Annotated["LookalikeGroup", strawberry.lazy("schema.diffs")]
 
 
 @strawberry.type
@@ -88,6 +90,12 @@ class Package(SpecGroup, Node):
     @strawberry.field(description="Packages with a spec that depends on a spec of this one.")
     def dependents(self, info: Info) -> list[Package]:
         return [Package(name=n) for n in queries.package_dependents(graph(info), self.name)]
+
+    @strawberry.field(description="Groups of this package's lookalike specs, largest first.")
+    def lookalikes(self, info: Info, tag: str | None = None) -> list[LookalikeGroupRef]:
+        from .diffs import lookalike_groups
+
+        return lookalike_groups(info, self.name, tag)
 
 
 PackageConnection = Connection[Package]

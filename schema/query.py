@@ -14,6 +14,8 @@ from graph.errors import CacheGraphError
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
 from .context import graph, with_warnings
+from .coverage import CoverageQueries
+from .diffs import DiffQueries
 from .facets import FacetQueries
 from .limits import Limits, QueryLimits
 from .mirrors import Mirror, MirrorQueries, find_mirror
@@ -58,6 +60,8 @@ Query = merge_types(
         BuildQueries,
         MirrorQueries,
         FacetQueries,
+        CoverageQueries,
+        DiffQueries,
     ),
 )
 

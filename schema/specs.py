@@ -10,6 +10,7 @@ import strawberry
 from strawberry.types import Info
 
 from graph import queries
+from graph.impact import seen
 from graph.model import SpecRecord
 from graph.names import spec_string
 from graph.queries import SpecSelection
@@ -144,6 +145,23 @@ class Spec(Node):
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
         return queries.dependents(graph(info), self.hash, deptype, bool(transitive))
+
+    @strawberry.field(
+        description="The earliest tag holding this spec (dated develop tags by date, releases "
+        "by version, 'develop' newest)."
+    )
+    def first_seen(self: SpecRecord) -> TagRef | None:
+        from .tags import Tag
+
+        first, _ = seen(self)
+        return None if first is None else Tag(name=first)
+
+    @strawberry.field(description="The latest tag holding it.")
+    def last_seen(self: SpecRecord) -> TagRef | None:
+        from .tags import Tag
+
+        _, last = seen(self)
+        return None if last is None else Tag(name=last)
 
     @strawberry.field(description="How many specs dependencies(deptype, transitive) gives.")
     def dependency_count(

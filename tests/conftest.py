@@ -47,7 +47,7 @@ def data_graph(shared_data: Path) -> CacheGraph:
 
 
 def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dict:
-    """The JSON a client gets: data, and errors as messages.
+    """The JSON a client gets: data, errors as messages, and extensions when there are any.
 
     Every query also goes through the direct path (``schema.compiled``) when it
     has a Plan, which must give the same data, or no answer when there are errors.
@@ -61,6 +61,8 @@ def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dic
     body: dict = {"data": result.data}
     if result.errors:
         body["errors"] = [e.message for e in result.errors]
+    if result.extensions:
+        body["extensions"] = result.extensions
     # Through JSON, as a client sees it.
     return json.loads(json.dumps(body))
 

@@ -3,15 +3,18 @@ need dependency DAGs, on the shared spec files and a real mirror."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from graph import MirrorSource, load
-from tests.conftest import ROOT, execute
+from tests.conftest import ROOT, SHARED, execute
 
 EXAMPLES = re.findall(r"```graphql\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-NEEDS_DAGS = ("dependencies", "mirrors")
+NEEDS_DAGS = ("dependencies", "mirrors", "coverage", "specDiff", "tagDiff")
+#: the lockfile the coverage example is given (its $lock)
+LOCKFILE = SHARED / "lockfiles" / "robertu94+mpigdb.spack.lock"
 
 
 def empty(value) -> bool:
@@ -34,6 +37,7 @@ def test_the_readme_has_examples():
 def test_each_readme_example_answers(example, request, seeds_graph):
     needs = any(word in example for word in NEEDS_DAGS)
     graph = request.getfixturevalue("dag_graph") if needs else seeds_graph
-    result = execute(graph, example)
+    variables = {"lock": json.loads(LOCKFILE.read_text())} if "$lock" in example else None
+    result = execute(graph, example, variables)
     assert "errors" not in result, result
     assert [name for name, value in result["data"].items() if empty(value)] == []

@@ -259,3 +259,69 @@ def test_find_on_pages_warns_that_dependencies_are_unknown(capsys):
     captured = capsys.readouterr()
     assert captured.out == "==> 0 cached builds.\n"
     assert "cachegraph find: warning: '^' asks about dependencies" in captured.err
+
+
+def test_diff_prints_two_specs_side_by_side(capsys, shared_mirrors):
+    # Checked by hand against the raw JSON: see tests/graph/test_likeness.py.
+    assert main(["diff", "sk2gqqz", "u5uz3dc", *_mirror_flags(shared_mirrors)]) == 0
+    assert capsys.readouterr().out == (
+        "field                        libdwarf@20130729/sk2gqqz  libdwarf@20130729/u5uz3dc\n"
+        "target                       core2                      m1\n"
+        "dependency:compiler-wrapper  -                          compiler-wrapper@1.0/qeehcxy\n"
+        "dependency:gcc               -                          gcc@10.2.1/vd7v4ss\n"
+        "dependency:gcc-runtime       -                          gcc-runtime@10.2.1/izgzpze\n"
+        "dependency:libelf            libelf@0.8.13/rqh2vuf      libelf@0.8.13/jr3yipy\n"
+    )
+    assert main(["diff", "sk2gqqz", "sk2gqqz", "--json", *_mirror_flags(shared_mirrors)]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "a": "sk2gqqz4n5njmvktycnd25wq25jxiqkr",
+        "b": "sk2gqqz4n5njmvktycnd25wq25jxiqkr",
+        "differences": [],
+    }
+    assert main(["diff", "sk2gqqz", "zzzzzzz", *_mirror_flags(shared_mirrors)]) == 1
+    assert capsys.readouterr().err.endswith(
+        "cachegraph diff: no loaded spec has the hash 'zzzzzzz'\n"
+    )
+
+
+def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_mirrors):
+    from tests.graph.test_coverage import _write_index
+
+    lockfile = shared_mirrors.parent / "lockfiles" / "robertu94+mpigdb.spack.lock"
+    doc = json.loads(lockfile.read_text())
+    root = doc["roots"][0]["hash"]
+    nodes = doc["concrete_specs"]
+    # a mirror holding every node but the first root, which it knows as a dependency only
+    mirror = _write_index(tmp_path / "m", {
+        h: {"spec": n, "in_buildcache": h != root} for h, n in nodes.items()})  # fmt: skip
+    assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == [
+        "58 concrete specs: 57 cached (98%), 1 missing; 0 B to download",
+        "roots cached with their whole DAG: "
+        + ", ".join(
+            f"{nodes[r['hash']]['name']}@{nodes[r['hash']]['version']}/{r['hash'][:7]}"
+            for r in doc["roots"][1:]
+        ),
+        "",
+        "hash     spec                                  where / why",
+    ]
+    assert lines[4] == (
+        f"{root[:7]}  {'mpigdb@git.main':<32} miss known only as a dependency of cached specs, "
+        "held by no mirror"
+    )
+    assert lines[5].endswith(" hit  develop/e4s") and len(lines) == 4 + 58
+
+    assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert (found["total"], found["hits"], found["misses"]) == (58, 57, 1)
+    assert found["entries"][0]["reason"].startswith("known only as a dependency")
+
+
+def test_coverage_of_a_file_that_is_not_a_lockfile_exits_1(capsys, tmp_path):
+    path = tmp_path / "spack.lock"
+    path.write_text('{"roots": []}')
+    assert main(["coverage", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"cachegraph coverage: {path}: not a spack.lock: it has no 'concrete_specs' mapping\n"
+    )

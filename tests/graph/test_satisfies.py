@@ -19,7 +19,8 @@ from graph import load, queries
 from graph.constraints import SpecSyntaxError, parse
 from graph.errors import BadArgument
 from graph.mirrors import mirrors_file
-from graph.satisfies import node_test
+from graph.names import spec_string
+from graph.satisfies import node_test, satisfies
 from graph.versions import parse_versions
 from tests.conftest import SEEDS
 from tests.graph.test_mirrors import raw_records
@@ -470,3 +471,13 @@ def test_selections_equal_a_brute_force_scan(synthetic, q):
     assert [s.hash for s in selection.after(None)] == expected
     assert selection.count() == len(expected)
     assert expected or (q.runs_on is not None and q.runs_on.target == "x86_64_v4")
+
+
+@pytest.mark.parametrize("graph", ["seeds_graph", "data_graph"])
+def test_every_spec_satisfies_its_own_spec_string_and_hash(request, graph):
+    """Spack's classic spec string, as the API prints it, pasted back as a constraint."""
+    cg = request.getfixturevalue(graph)
+    for s in cg.ordered:
+        text = spec_string(s.package, s.version, s.compiler, s.variants, s.platform, s.os, s.target)
+        assert satisfies(cg, s, text), text
+        assert satisfies(cg, s, f"/{s.hash[:7]}")

@@ -230,9 +230,20 @@ def test_an_empty_search_is_an_error(run):
 
 def test_facet_lists_take_the_largest_counts_first(run, raw):
     targets = Counter(r["target"] for _, r in raw)
-    query = "{ facets { none: targets(first: 0) { value } top: targets(first: 2) { value count } } }"
+    query = (
+        "{ facets { none: targets(first: 0) { value } top: targets(first: 2) { value count } } }"
+    )
     assert run(query) == {"data": {"facets": {"none": [], "top": _facet(targets)[:2]}}}
     assert run("{ facets { targets(first: -1) { value } } }") == {
         "data": None,
         "errors": ["'first' must be 0 or more, got -1"],
+    }
+
+
+def test_a_cursor_of_another_search_is_refused(mpi_pages):
+    first = execute(mpi_pages, SEARCH, {"t": "mpi", "after": None})["data"]["search"]
+    cursor = first["pageInfo"]["endCursor"]  # an mpi spec: in no list of "zlib"
+    assert execute(mpi_pages, SEARCH, {"t": "zlib", "after": cursor}) == {
+        "data": None,
+        "errors": ["the cursor names a spec that is not in this list; start again"],
     }

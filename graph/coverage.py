@@ -1,0 +1,111 @@
+"""How much of an environment the cache holds: each concrete spec a hit or a miss, and why.
+
+A spec is a hit when a loaded mirror or page holds its hash (in the tag, and in
+one of the stacks, when those are given). A miss says why, the first that
+applies:
+
+- ``held only in tag T`` / ``held only in stacks A, B``: the cache has it, out of scope;
+- ``known only as a dependency of cached specs``: a node of cached DAGs, held by no mirror;
+- ``the same spec is cached as HASH7 (its dependencies differ)``: a lookalike is held;
+- ``not in any loaded mirror``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .likeness import own_key
+from .lockfiles import Environment
+from .model import CacheGraph, SpecRecord
+from .queries import SpecQuery, select_specs
+
+
+@dataclass(frozen=True)
+class Entry:
+    hash: str
+    #: the environment's own record of the spec (None for a bare hash)
+    wanted: SpecRecord | None
+    #: the cached spec, for a hit
+    spec: SpecRecord | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    entries: tuple[Entry, ...]
+    #: roots whose whole DAG (in the environment) is a hit
+    cached_roots: tuple[str, ...]
+
+    @property
+    def hits(self) -> list[Entry]:
+        return [e for e in self.entries if e.spec is not None]
+
+    @property
+    def hit_bytes(self) -> float:
+        return float(sum(e.spec.size or 0 for e in self.hits))
+
+
+def held(spec: SpecRecord, tag: str | None, stacks: Sequence[str] | None) -> bool:
+    """Whether a mirror or page holds the spec, in the tag and one of the stacks when given."""
+    if tag is not None and tag not in spec.stacks:
+        return False
+    if stacks:
+        return not spec.stacks_in(tag).isdisjoint(stacks)
+    return bool(spec.stacks or spec.mirrors)
+
+
+def coverage(
+    cg: CacheGraph,
+    env: Environment,
+    tag: str | None = None,
+    stacks: Sequence[str] | None = None,
+) -> Coverage:
+    """Each concrete spec of ``env`` as a hit or a miss (roots first, then in file order)."""
+    entries = [_entry(cg, hash, record, tag, stacks) for hash, record in env.specs.items()]
+    hit = {e.hash for e in entries if e.spec is not None}
+    cached_roots = tuple(r for r in env.roots if _closure(env, r) <= hit)
+    return Coverage(tuple(entries), cached_roots)
+
+
+def hashes_coverage(
+    cg: CacheGraph, hashes: Sequence[str], tag: str | None = None,
+    stacks: Sequence[str] | None = None,
+) -> Coverage:  # fmt: skip
+    """The same for a list of full hashes (no environment: no lookalikes, no roots)."""
+    found = []
+    for hash in dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes):
+        found.append(_entry(cg, hash, cg.spec(hash), tag, stacks))
+    return Coverage(tuple(found), ())
+
+
+def _entry(cg: CacheGraph, hash: str, wanted: SpecRecord | None, tag: str | None, stacks) -> Entry:
+    spec = cg.spec(hash)
+    if spec is not None and held(spec, tag, stacks):
+        return Entry(hash, wanted or spec, spec, None)
+    return Entry(hash, wanted or spec, None, _why(cg, hash, spec, wanted, tag, stacks))
+
+
+def _why(cg, hash, spec, wanted, tag, stacks) -> str:
+    if spec is not None and (spec.stacks or spec.mirrors):
+        if tag is not None and tag not in spec.stacks:
+            return "held only in tag " + ", ".join(sorted(spec.stacks))
+        return "held only in stacks " + ", ".join(sorted(spec.stacks_in(tag)))
+    if spec is not None:
+        return "known only as a dependency of cached specs, held by no mirror"
+    if wanted is not None:
+        key = own_key(wanted)
+        for other in select_specs(cg, SpecQuery(package=wanted.package, tag=tag)).after(None):
+            if own_key(other) == key and held(other, tag, stacks):
+                return f"the same spec is cached as {other.hash[:7]} (its dependencies differ)"
+    return "not in any loaded mirror"
+
+
+def _closure(env: Environment, root: str) -> set[str]:
+    seen, stack = set(), [root]
+    while stack:
+        hash = stack.pop()
+        if hash not in seen:
+            seen.add(hash)
+            stack += [h for _, h in env.dependencies.get(hash, ())]
+    return seen

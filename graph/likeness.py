@@ -1,0 +1,311 @@
+"""How alike specs are: what differs between two, lookalike groups, and the nearest cached specs.
+
+Distance, the rule ``nearest`` ranks by (smaller is nearer; 0 is the same spec):
+
+================= ======================================================
+platform          8 when it differs (the binary cannot run at all)
+os                4 when it differs
+target            0.5 when the cached one is an ancestor of the wanted one (it runs, less
+                  tuned); 2 when it is not
+compiler          1 for another version, 2 for another compiler
+version           3 when it differs
+each variant      1 for each variant whose value differs or that one side lacks
+each dependency   0.25 for each direct dependency (by name) whose version differs or that
+                  one side lacks
+================= ======================================================
+
+Ties are broken by the contract's order of specs (package, version, hash).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from . import targets as archs
+from .constraints import Constraint, Node
+from .dag import dependencies_index, reached
+from .errors import BadArgument
+from .model import CacheGraph, SpecRecord
+from .names import compiler_parts
+from .queries import SpecQuery, select_specs, spec_by_hash
+from .satisfies import check_known, holding, node_test, settings
+
+WEIGHTS = {
+    "platform": 8.0,
+    "os": 4.0,
+    "target": 2.0,
+    "runnable target": 0.5,
+    "compiler": 2.0,
+    "compiler version": 1.0,
+    "version": 3.0,
+    "variant": 1.0,
+    "dependency": 0.25,
+}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One attribute that differs: ``version``, ``compiler``, ``target``, ``os``,
+    ``platform``, ``variant:NAME`` or ``dependency:NAME``."""
+
+    field: str
+    wanted: str | None
+    cached: str | None
+
+
+@dataclass(frozen=True)
+class Nearness:
+    spec: SpecRecord
+    distance: float
+    differences: tuple[Difference, ...]
+
+
+# -- the differences between two specs -------------------------------------------------------
+
+
+def own_differences(a: SpecRecord, b: SpecRecord) -> list[Difference]:
+    """The attributes of its own (not its dependencies') that differ between two specs.
+
+    >>> from graph.model import SpecRecord
+    >>> a = SpecRecord(hash="a" * 32, package="zlib", version="1.3", versions=("1.3",),
+    ...     compiler="gcc@12.1.0", os="rhel8", platform="linux", target="zen2",
+    ...     variants=("+pic", "build_system=makefile"))
+    >>> b = SpecRecord(hash="b" * 32, package="zlib", version="1.3.1", versions=("1.3.1",),
+    ...     compiler="gcc@12.1.0", os="rhel8", platform="linux", target="zen3",
+    ...     variants=("~pic", "build_system=makefile"))
+    >>> [(d.field, d.wanted, d.cached) for d in own_differences(a, b)]
+    [('version', '1.3', '1.3.1'), ('target', 'zen2', 'zen3'), ('variant:pic', '+pic', '~pic')]
+    """
+    found = [
+        Difference(name, mine, theirs)
+        for name, mine, theirs in (
+            ("version", a.version, b.version),
+            ("compiler", a.compiler, b.compiler),
+            ("target", a.target, b.target),
+            ("os", a.os, b.os),
+            ("platform", a.platform, b.platform),
+        )
+        if mine != theirs
+    ]
+    mine, theirs = _by_name(a.variants), _by_name(b.variants)
+    for name in sorted(mine.keys() | theirs.keys()):
+        if settings((mine.get(name, ""),)) != settings((theirs.get(name, ""),)):
+            found.append(Difference(f"variant:{name}", mine.get(name), theirs.get(name)))
+    return found
+
+
+def _by_name(variants: Iterable[str]) -> dict[str, str]:
+    """name -> the variant as recorded (``+mpi``, ``api=v18``)."""
+    return {name: v for v in variants for name in settings((v,))}
+
+
+def dag_nodes(cg: CacheGraph, spec: SpecRecord) -> dict[str, SpecRecord]:
+    """name -> node of the spec's DAG below it (the first in spec order when a name repeats)."""
+    found: dict[str, SpecRecord] = {}
+    for rank in sorted(reached(dependencies_index(cg), (cg.rank[spec.hash],))):
+        node = cg.ordered[rank]
+        found.setdefault(node.package, node)
+    return found
+
+
+def _shown(node: SpecRecord | None) -> str | None:
+    return None if node is None else f"{node.package}@{node.version}/{node.hash[:7]}"
+
+
+def spec_diff(cg: CacheGraph, a: str, b: str) -> tuple[SpecRecord, SpecRecord, list[Difference]]:
+    """What ``spack diff`` shows of two cached specs: their own attributes, then each
+    dependency of either DAG (by name) whose node differs, as ``name@version/hash``."""
+    first, second = spec_by_hash(cg, a), spec_by_hash(cg, b)
+    for given, found in ((a, first), (b, second)):
+        if found is None:
+            raise BadArgument(f"no loaded spec has the hash {given.strip()[:40]!r}")
+    differences = own_differences(first, second)
+    mine, theirs = dag_nodes(cg, first), dag_nodes(cg, second)
+    for name in sorted(mine.keys() | theirs.keys()):
+        x, y = mine.get(name), theirs.get(name)
+        if x is None or y is None or x.hash != y.hash:
+            differences.append(Difference(f"dependency:{name}", _shown(x), _shown(y)))
+    return first, second, differences
+
+
+# -- lookalikes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LookalikeGroup:
+    specs: tuple[SpecRecord, ...]
+    #: names of the DAG nodes whose hash differs between the group's specs
+    differing: tuple[str, ...]
+
+
+def own_key(spec: SpecRecord) -> tuple:
+    """What a spec is apart from its dependencies: two specs with one key are lookalikes."""
+    return (spec.version, spec.compiler, tuple(sorted(spec.variants)), spec.os, spec.platform,
+            spec.target)  # fmt: skip
+
+
+def lookalikes(cg: CacheGraph, package: str, tag: str | None = None) -> list[LookalikeGroup]:
+    """Groups of the package's specs alike in every own attribute; the largest first."""
+
+    def compute() -> list[LookalikeGroup]:
+        groups: dict[tuple, list[SpecRecord]] = defaultdict(list)
+        for spec in select_specs(cg, SpecQuery(package=package, tag=tag)).after(None):
+            groups[own_key(spec)].append(spec)
+        found = [
+            LookalikeGroup(tuple(specs), _differing(cg, specs))
+            for specs in groups.values()
+            if len(specs) > 1
+        ]
+        found.sort(key=lambda g: (-len(g.specs), cg.rank[g.specs[0].hash]))
+        return found
+
+    return cg.kept(("lookalikes", package, tag), compute)
+
+
+def _differing(cg: CacheGraph, specs: list[SpecRecord]) -> tuple[str, ...]:
+    dags = [{name: node.hash for name, node in dag_nodes(cg, s).items()} for s in specs]
+    names = set().union(*dags)
+    return tuple(sorted(n for n in names if len({dag.get(n) for dag in dags}) > 1))
+
+
+# -- nearest ----------------------------------------------------------------------------------
+
+
+def distance(differences: Iterable[Difference], wanted_target: str | None = None) -> float:
+    """The distance the differences make, by the rule in this module's docstring."""
+    total = 0.0
+    for d in differences:
+        kind = d.field.partition(":")[0]
+        if kind == "target":
+            runs = (
+                wanted_target is not None
+                and archs.known(wanted_target)
+                and d.cached in archs.ancestors(wanted_target)
+            )
+            total += WEIGHTS["runnable target" if runs else "target"]
+        elif kind == "compiler":
+            same_family = (
+                d.wanted is not None
+                and d.cached is not None
+                and compiler_parts(d.wanted)[0] == compiler_parts(d.cached)[0]
+            )
+            total += WEIGHTS["compiler version" if same_family else "compiler"]
+        else:
+            total += WEIGHTS[kind]
+    return total
+
+
+def direct_versions(cg: CacheGraph, spec: SpecRecord) -> dict[str, str]:
+    """name -> version of each spec this one depends on directly."""
+    succ = cg.g.succ
+    return {
+        node.package: node.version
+        for child, data in succ["spec", spec.hash].items()
+        if data["kind"] == "depends_on" and (node := cg.spec(child[1])) is not None
+    }
+
+
+def nearest_to_spec(
+    cg: CacheGraph,
+    wanted: SpecRecord,
+    wanted_deps: Mapping[str, str],
+    first: int,
+    tag: str | None = None,
+) -> list[Nearness]:
+    """The cached specs of ``wanted``'s package nearest to it (``wanted_deps``: name ->
+    version of its direct dependencies), best first."""
+    found = []
+    for spec in _cached_of(cg, wanted.package, tag):
+        differences = own_differences(wanted, spec)
+        theirs = direct_versions(cg, spec)
+        for name in sorted(wanted_deps.keys() | theirs.keys()):
+            if wanted_deps.get(name) != theirs.get(name):
+                differences.append(
+                    Difference(f"dependency:{name}", wanted_deps.get(name), theirs.get(name))
+                )
+        found.append(Nearness(spec, distance(differences, wanted.target), tuple(differences)))
+    return _best(cg, found, first)
+
+
+def nearest_to_constraint(
+    cg: CacheGraph, constraint: Constraint, first: int, tag: str | None = None
+) -> list[Nearness]:
+    """The cached specs of the constraint's package that break the fewest of its parts."""
+    root = constraint.root
+    if root.name is None:
+        raise BadArgument("nearest needs a package name in the constraint, e.g. 'hdf5@1.14 +mpi'")
+    for node in (root, *constraint.transitive):
+        check_known(cg, node)
+    parts = _parts(cg, root)
+    holders = [(n, holding(cg, n)) for n in constraint.transitive]
+    found = []
+    for spec in _cached_of(cg, root.name, tag):
+        differences = [
+            Difference(field, wanted, cached(spec))
+            for field, wanted, test, cached in parts
+            if not test(spec)
+        ]
+        below = None
+        for node, holds in holders:
+            if not holds.mask[cg.rank[spec.hash]]:
+                below = below if below is not None else dag_nodes(cg, spec)
+                there = below.get(node.name or "")
+                differences.append(
+                    Difference(f"dependency:{node.name}", _node_text(node), _shown(there))
+                )
+        found.append(Nearness(spec, distance(differences), tuple(differences)))
+    return _best(cg, found, first)
+
+
+def _cached_of(cg: CacheGraph, package: str, tag: str | None) -> Iterable[SpecRecord]:
+    """The package's specs some mirror or page holds (in the tag)."""
+    query = SpecQuery(package=package, tag=tag)
+    return (s for s in select_specs(cg, query).after(None) if s.stacks or s.mirrors)
+
+
+def _best(cg: CacheGraph, found: list[Nearness], first: int) -> list[Nearness]:
+    if first < 0:
+        raise BadArgument(f"'first' must be 0 or more, got {first}")
+    found.sort(key=lambda n: (n.distance, cg.rank[n.spec.hash]))
+    return found[:first]
+
+
+def _parts(cg: CacheGraph, node: Node) -> list[tuple]:
+    """(field, wanted text, test, the cached value) of each part of a node's constraint."""
+    parts: list[tuple] = []
+
+    def part(field: str, wanted: str, check: Node, cached) -> None:
+        parts.append((field, wanted, node_test(cg, check), cached))
+
+    if node.versions is not None:
+        part("version", f"@{node.versions}", Node(versions=node.versions),
+             lambda s: s.version)  # fmt: skip
+    for direct in node.direct:
+        part("compiler", f"%{direct.name}" + (f"@{direct.versions}" if direct.versions else ""),
+             Node(direct=[direct]), lambda s: s.compiler)  # fmt: skip
+    for variant in node.variants:
+        shown = _variant_text(variant)
+        part(f"variant:{variant.name}", shown, Node(variants=[variant]),
+             lambda s, n=variant.name: _by_name(s.variants).get(n))  # fmt: skip
+    if node.targets is not None:
+        text = ",".join(lo if lo == hi else f"{lo or ''}:{hi or ''}" for lo, hi in node.targets)
+        part("target", f"target={text}", Node(targets=node.targets), lambda s: s.target)
+    for kind in ("os", "platform"):
+        if (value := getattr(node, kind)) is not None:
+            part(kind, value, Node(**{kind: value}), lambda s, k=kind: getattr(s, k))
+    return parts
+
+
+def _variant_text(variant) -> str:
+    if variant.values in (("true",), ("false",)) and not variant.exact:
+        return ("+" if variant.values == ("true",) else "~") + variant.name
+    values = "*" if variant.values is None else ",".join(variant.values)
+    return f"{variant.name}{':=' if variant.exact else '='}{values}"
+
+
+def _node_text(node: Node) -> str:
+    versions = f"@{node.versions}" if node.versions else ""
+    variants = (t if t[0] in "+~" else f" {t}" for t in map(_variant_text, node.variants))
+    return f"^{node.name or ''}{versions}" + "".join(variants)

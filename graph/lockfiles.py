@@ -1,0 +1,147 @@
+"""Spack environment lockfiles (``spack.lock``, versions 2 to 8) read into their concrete specs.
+
+Versions 2 and 3 key their nodes by a build hash and give each node its DAG
+hash in ``hash`` (version 2 refers to dependencies by DAG hash, version 3 by
+``build_hash``); versions 4 and later key nodes by their DAG hash. A build
+cache holds specs by DAG hash, so that is the identity used here. When a
+version 2 or 3 file has several nodes with one DAG hash, the first reached
+from the roots is kept, as Spack does (``../shared/reference/spack/lockfile.rst``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .errors import BadArgument, BadRecord
+from .model import SpecRecord
+from .names import normalize_compiler
+from .records import node_dependencies, node_record
+
+VERSIONS = range(2, 9)
+#: the virtuals a compiler provides (Spack >= 1.0 records compilers as dependencies)
+COMPILER_VIRTUALS = frozenset({"c", "cxx", "fortran"})
+
+
+@dataclass(frozen=True)
+class Environment:
+    """An environment's concrete specs: each by DAG hash, roots first, then in file order."""
+
+    version: int
+    roots: tuple[str, ...]
+    #: DAG hash -> the node's own attributes
+    specs: dict[str, SpecRecord]
+    #: DAG hash -> (name, DAG hash) of each direct dependency
+    dependencies: dict[str, tuple[tuple[str, str], ...]]
+
+
+def read_lockfile(doc: Any) -> Environment:
+    """The environment a parsed ``spack.lock`` describes; BadArgument saying what is wrong.
+
+    >>> env = read_lockfile({"_meta": {"lockfile-version": 4}, "roots": [{"hash": "b" * 32}],
+    ...     "concrete_specs": {"b" * 32: {"name": "zlib", "version": "1.3", "hash": "b" * 32,
+    ...         "arch": {"platform": "linux", "platform_os": "rhel8", "target": "zen2"},
+    ...         "compiler": {"name": "gcc", "version": "12.1.0"}}}})
+    >>> env.roots, env.specs["b" * 32].compiler
+    (('bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',), 'gcc@12.1.0')
+    """
+    if not isinstance(doc, dict) or not isinstance(doc.get("concrete_specs"), dict):
+        raise BadArgument("not a spack.lock: it has no 'concrete_specs' mapping")
+    version = (doc.get("_meta") or {}).get("lockfile-version")
+    if version not in VERSIONS:
+        raise BadArgument(
+            f"lockfile-version {version!r} is not one this reads (2 to 8: Spack 0.13 to 1.3)"
+        )
+    by_key: dict[str, dict] = {}
+    for key, node in doc["concrete_specs"].items():
+        if version == 2 and isinstance(node, dict) and len(node) == 1 and "name" not in node:
+            [(name, body)] = node.items()  # spec format 1: {name: body}
+            node = {"name": name, **body} if isinstance(body, dict) else node
+        by_key[key] = node
+    # The key a dependency names: a build hash in version 3, a DAG hash otherwise.
+    dag_of = {key: _dag_hash(key, node, version) for key, node in by_key.items()}
+    node_of_dag = {}
+    for key in _reached_first(doc, by_key, version):
+        node_of_dag.setdefault(dag_of[key], key)
+    specs: dict[str, SpecRecord] = {}
+    dependencies: dict[str, tuple[tuple[str, str], ...]] = {}
+    for dag, key in node_of_dag.items():
+        node = by_key[key]
+        try:
+            record = node_record(node, f"concrete_specs/{key}", dag)
+            deps = tuple((d.name, dag_of.get(d.hash, d.hash)) for d in _dependencies(node, version))
+        except BadRecord as exc:
+            raise BadArgument(f"concrete_specs/{key}: {exc}") from None
+        specs[dag] = record
+        dependencies[dag] = deps
+    for dag, record in specs.items():
+        if record.compiler is None:  # Spack 1.0: the dependency providing c, cxx or fortran
+            provider = _compiler_provider(by_key[node_of_dag[dag]], specs, dag_of, version)
+            if provider is not None:
+                specs[dag] = replace(record, compiler=provider)
+    roots = tuple(dict.fromkeys(dag_of[r] for r in _root_keys(doc, by_key)))
+    order = [*roots, *(h for h in specs if h not in roots)]
+    return Environment(
+        version, roots, {h: specs[h] for h in order}, {h: dependencies[h] for h in order}
+    )
+
+
+def _dag_hash(key: str, node: Any, version: int) -> str:
+    if version <= 3 and isinstance(node, dict) and isinstance(node.get("hash"), str):
+        return node["hash"]
+    return key
+
+
+def _root_keys(doc: dict, by_key: dict) -> list[str]:
+    roots = doc.get("roots") or []
+    keys = [r.get("hash") for r in roots if isinstance(r, dict)]
+    return [k for k in keys if k in by_key]
+
+
+def _dependencies(node: dict, version: int):
+    if version == 3:  # dependencies name the build hash
+        deps = node.get("dependencies") or []
+        if isinstance(deps, list):
+            node = {
+                **node,
+                "dependencies": [
+                    {**d, "hash": d.get("build_hash", d.get("hash"))} if isinstance(d, dict) else d
+                    for d in deps
+                ],
+            }
+    return node_dependencies(node)
+
+
+def _reached_first(doc: dict, by_key: dict, version: int) -> list[str]:
+    """Node keys: those reached from the roots first (depth first), then the rest."""
+    if version > 3:
+        return list(by_key)
+    dag_to_key: dict[str, str] = {}
+    for key, node in by_key.items():
+        dag_to_key.setdefault(_dag_hash(key, node, version), key)
+    seen: dict[str, None] = {}
+    stack = list(reversed(_root_keys(doc, by_key)))
+    while stack:
+        key = stack.pop()
+        if key in seen or key not in by_key:
+            continue
+        seen[key] = None
+        try:
+            deps = _dependencies(by_key[key], version)
+        except BadRecord:
+            continue
+        # version 2 names dependencies by DAG hash, version 3 by build hash (the key)
+        stack += [dag_to_key.get(d.hash, d.hash) if version == 2 else d.hash for d in deps][::-1]
+    return [*seen, *(k for k in by_key if k not in seen)]
+
+
+def _compiler_provider(node: dict, specs: dict, dag_of: dict, version: int) -> str | None:
+    try:
+        deps = _dependencies(node, version)
+    except BadRecord:
+        return None
+    for dep in deps:
+        provider = specs.get(dag_of.get(dep.hash, dep.hash))
+        if COMPILER_VIRTUALS & set(dep.virtuals) and provider is not None:
+            return normalize_compiler(f"{provider.package}@{provider.version}")
+    return None

@@ -1,0 +1,190 @@
+"""What differs and what a change reaches: specDiff, lookalikes, impact, tagDiff."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+from strawberry.types import Info
+
+from graph import impact, likeness
+from graph.queries import SpecSelection
+
+from .context import graph, warn
+from .coverage import Difference
+from .pagination import Slice
+from .specs import SpecConnection
+
+if TYPE_CHECKING:
+    from .packages import Package
+    from .specs import Spec
+    from .stacks import StackCount
+    from .tags import Tag
+
+SpecRef = Annotated["Spec", strawberry.lazy("schema.specs")]
+PackageRef = Annotated["Package", strawberry.lazy("schema.packages")]
+StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
+TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+
+
+def ranks_connection(
+    info: Info, kind: str, ranks: tuple[int, ...], first: int | None, after: str | None
+):
+    """A spec connection over ranks already in spec order."""
+    found = SpecSelection(graph(info), ranks)
+    return SpecConnection(slice=Slice(kind, found.after, lambda s: s.hash, found.count, first,
+                                      after))  # fmt: skip
+
+
+@strawberry.type
+class SpecDiff:
+    a: SpecRef
+    b: SpecRef
+    differences: list[Difference]
+
+
+@strawberry.type(
+    description="Specs identical in every own attribute (version, compiler, variants, os, "
+    "platform, target) that differ only in their dependencies."
+)
+class LookalikeGroup:
+    group: strawberry.Private[likeness.LookalikeGroup]
+
+    @strawberry.field
+    def specs(self) -> list[SpecRef]:
+        return list(self.group.specs)
+
+    @strawberry.field(
+        description="Names of the dependencies whose nodes differ between the group's specs, "
+        "ordered by name."
+    )
+    def differing_dependencies(self) -> list[str]:
+        return list(self.group.differing)
+
+
+@strawberry.type
+class PackageCount:
+    package: PackageRef
+    spec_count: int
+
+
+def package_counts(counts: list[tuple[str, int]]) -> list[PackageCount]:
+    from .packages import Package
+
+    return [PackageCount(package=Package(name=n), spec_count=c) for n, c in counts]
+
+
+def stack_counts(counts: list[tuple[str, int]]) -> list[StackCountRef]:
+    from .stacks import Stack, StackCount
+
+    return [StackCount(stack=Stack(name=n), spec_count=c) for n, c in counts]
+
+
+@strawberry.type
+class Impact:
+    found: strawberry.Private[impact.Impact]
+
+    @strawberry.field
+    def spec_count(self) -> int:
+        return len(self.found.ranks)
+
+    @strawberry.field
+    def specs(self, info: Info, first: int | None = 50, after: str | None = None) -> SpecConnection:
+        return ranks_connection(info, "impact", self.found.ranks, first, after)
+
+    @strawberry.field(
+        description="Spec counts per package, ordered by count, largest first, then name."
+    )
+    def packages(self) -> list[PackageCount]:
+        return package_counts(self.found.packages)
+
+    @strawberry.field(description="Spec counts per stack, largest first, then name.")
+    def stacks(self) -> list[StackCountRef]:
+        return stack_counts(self.found.stacks)
+
+
+@strawberry.type
+class PackageChange:
+    package: PackageRef
+    added: int
+    removed: int
+    kept: int
+
+
+@strawberry.type
+class TagDiff:
+    old: strawberry.Private[str]
+    new: strawberry.Private[str]
+    found: strawberry.Private[impact.TagDiff]
+
+    @strawberry.field(name="from")
+    def from_(self) -> TagRef:
+        from .tags import Tag
+
+        return Tag(name=self.old)
+
+    @strawberry.field
+    def to(self) -> TagRef:
+        from .tags import Tag
+
+        return Tag(name=self.new)
+
+    @strawberry.field
+    def added(self, info: Info, first: int | None = 50, after: str | None = None) -> SpecConnection:
+        return ranks_connection(info, "added", self.found.added, first, after)
+
+    @strawberry.field
+    def removed(
+        self, info: Info, first: int | None = 50, after: str | None = None
+    ) -> SpecConnection:
+        return ranks_connection(info, "removed", self.found.removed, first, after)
+
+    @strawberry.field
+    def kept(self, info: Info, first: int | None = 50, after: str | None = None) -> SpecConnection:
+        return ranks_connection(info, "kept", self.found.kept, first, after)
+
+    @strawberry.field(
+        description="Per package: specs added, removed and kept; packages with any, by name."
+    )
+    def packages(self, info: Info) -> list[PackageChange]:
+        from .packages import Package
+
+        cg, found = graph(info), self.found
+        added, removed, kept = (
+            impact.counts_by(cg, ranks, "package", None)
+            for ranks in (found.added, found.removed, found.kept)
+        )
+        names = sorted(added.keys() | removed.keys() | kept.keys())
+        return [PackageChange(package=Package(name=n), added=added[n], removed=removed[n],
+                              kept=kept[n]) for n in names]  # fmt: skip
+
+
+@strawberry.type
+class DiffQueries:
+    @strawberry.field(
+        description="What differs between two cached specs (hashes or unique prefixes), as "
+        "spack diff shows it."
+    )
+    def spec_diff(self, info: Info, a: str, b: str) -> SpecDiff | None:
+        first, second, differences = likeness.spec_diff(graph(info), a, b)
+        return SpecDiff(a=first, b=second, differences=[Difference.of(d) for d in differences])
+
+    @strawberry.field(
+        description="Cached specs whose dependency DAG holds a node satisfying the constraint, "
+        "e.g. 'openssl@3.0:3.0.99'."
+    )
+    def impact(self, info: Info, spec: str, tag: str | None = None) -> Impact:
+        found = impact.impact(graph(info), spec, tag)
+        for message in found.warnings:
+            warn(info, message)
+        return Impact(found=found)
+
+    @strawberry.field(description="Specs added, removed and kept from one tag to another.")
+    def tag_diff(
+        self, info: Info, from_: Annotated[str, strawberry.argument(name="from")], to: str
+    ) -> TagDiff:
+        return TagDiff(old=from_, new=to, found=impact.tag_diff(graph(info), from_, to))
+
+
+def lookalike_groups(info: Info, package: str, tag: str | None) -> list[LookalikeGroup]:
+    return [LookalikeGroup(group=g) for g in likeness.lookalikes(graph(info), package, tag)]

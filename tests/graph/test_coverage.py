@@ -1,0 +1,184 @@
+"""Environment coverage on the real lockfiles of ../shared/lockfiles, against mirrors made from
+them: a chosen part of each lockfile's specs held, some absent, some changed, some in another
+tag. Every hit, miss and reason is worked out here from that choice, not by the code."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from graph import MirrorSource, load
+from graph.coverage import coverage
+from graph.errors import BadArgument
+from graph.lockfiles import read_lockfile
+from tests.conftest import SHARED
+
+LOCKFILES = SHARED / "lockfiles"
+#: file -> lockfile version, from the README of ../shared/lockfiles
+VERSIONS = {
+    "spack+all-pythons.spack.lock": 6,
+    "viperML+spack-stack.spack.lock": 6,
+    "acts-trk+ci-dependencies.spack.lock": 5,
+    "robertu94+mpigdb.spack.lock": 4,
+    "FTHPC+Correlation_Compressibility.spack.lock": 3,
+    "jacobmerson+spack-develop-env.spack.lock": 2,
+}
+CHANGED = "z" * 32
+
+
+@pytest.fixture(scope="module")
+def lockfiles():
+    if not LOCKFILES.is_dir():
+        pytest.skip(f"{LOCKFILES} is absent: the shared lockfiles are not on this machine")
+    return LOCKFILES
+
+
+def _raw(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _raw_dag_hashes(doc: dict) -> tuple[list[str], set[str]]:
+    """(root DAG hashes, every DAG hash) read plainly: the node's 'hash' in versions 2-3
+    (version 2 nodes are {name: body}), the key from version 4 on."""
+    version = doc["_meta"]["lockfile-version"]
+
+    def dag(key: str) -> str:
+        node = doc["concrete_specs"][key]
+        if version == 2:
+            node = next(iter(node.values()))
+        return node["hash"] if version <= 3 else key
+
+    roots = [dag(r["hash"]) for r in doc["roots"]]
+    return list(dict.fromkeys(roots)), {dag(k) for k in doc["concrete_specs"]}
+
+
+@pytest.mark.parametrize("name", sorted(VERSIONS))
+def test_every_lockfile_version_reads_to_its_dag_hashes(lockfiles, name):
+    doc = _raw(lockfiles / name)
+    env = read_lockfile(doc)
+    roots, hashes = _raw_dag_hashes(doc)
+    assert env.version == VERSIONS[name]
+    assert env.roots == tuple(roots)
+    assert set(env.specs) == hashes
+    assert list(env.specs)[: len(roots)] == roots  # roots first
+    # every dependency names a spec of the environment
+    assert {h for deps in env.dependencies.values() for _, h in deps} <= hashes
+    # compilers: the field (versions 2-5), or the c/cxx/fortran provider (version 6)
+    assert {h: s.compiler for h, s in env.specs.items()} == _raw_compilers(doc)
+
+
+def _raw_compilers(doc: dict) -> dict[str, str | None]:
+    """DAG hash -> 'name@version' of its compiler, read plainly from the JSON."""
+    version = doc["_meta"]["lockfile-version"]
+    nodes = {}
+    for key, node in doc["concrete_specs"].items():
+        if version == 2:
+            [(name, body)] = node.items()
+            node = {"name": name, **body}
+        nodes[node["hash"] if version <= 3 else key] = node
+    found = {}
+    for dag, node in nodes.items():
+        if isinstance(node.get("compiler"), dict):
+            found[dag] = f"{node['compiler']['name']}@{node['compiler']['version']}"
+            continue
+        providers = [
+            nodes[d["hash"]] for d in node.get("dependencies", [])
+            if {"c", "cxx", "fortran"} & set(d.get("parameters", {}).get("virtuals", []))
+        ]  # fmt: skip
+        found[dag] = f"{providers[0]['name']}@{providers[0]['version']}" if providers else None
+    return found
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ([], "not a spack.lock: it has no 'concrete_specs' mapping"),
+        (
+            {"_meta": {"lockfile-version": 1}, "concrete_specs": {}},
+            "lockfile-version 1 is not one this reads (2 to 8: Spack 0.13 to 1.3)",
+        ),
+        (
+            {
+                "_meta": {"lockfile-version": 4},
+                "roots": [],
+                "concrete_specs": {"a" * 32: {"name": "x", "version": "1", "arch": 5}},
+            },
+            f"concrete_specs/{'a' * 32}: 'arch' must be a mapping, not int 5",
+        ),
+    ],
+)
+def test_a_bad_lockfile_is_an_error_saying_what_is_wrong(doc, message):
+    with pytest.raises(BadArgument) as raised:
+        read_lockfile(doc)
+    assert str(raised.value) == message
+
+
+def _write_index(folder: Path, installs: dict) -> Path:
+    cache = folder / "build_cache"
+    cache.mkdir(parents=True)
+    text = json.dumps({"database": {"version": "8", "installs": installs}})
+    (cache / "index.json").write_text(text)
+    (cache / "index.json.hash").write_text(hashlib.sha256(text.encode()).hexdigest())
+    return folder
+
+
+@pytest.mark.parametrize("name", [n for n, v in VERSIONS.items() if v >= 4])
+def test_coverage_of_a_lockfile_against_a_mirror_made_from_it(lockfiles, tmp_path, name):
+    doc = _raw(lockfiles / name)
+    nodes = doc["concrete_specs"]
+    roots = list(dict.fromkeys(r["hash"] for r in doc["roots"]))
+    others = [h for h in nodes if h not in roots]
+    depended = {d["hash"] for n in nodes.values() for d in n.get("dependencies", [])}
+    # three roots nothing depends on: one absent, one changed, one only in another tag
+    absent, changed, elsewhere = [r for r in roots if r not in depended][:3]
+    held_roots = [r for r in roots if r not in (absent, changed, elsewhere)]
+    # develop/e4s: every non-root in the index, the even ones held; the held roots; the
+    # changed root's copy under another hash. old/e4s: the root that is elsewhere.
+    installs = {h: {"spec": nodes[h], "in_buildcache": i % 2 == 0} for i, h in enumerate(others)}
+    installs |= {h: {"spec": nodes[h], "in_buildcache": True} for h in held_roots}
+    installs[CHANGED] = {"spec": {**nodes[changed], "hash": CHANGED}, "in_buildcache": True}
+    develop = _write_index(tmp_path / "develop", installs)
+    old = _write_index(tmp_path / "old", {elsewhere: {"spec": nodes[elsewhere]}} | {
+        h: {"spec": nodes[h], "in_buildcache": False} for h in nodes
+        if h not in (absent, changed, elsewhere)})  # fmt: skip
+    graph, report = load(
+        [], [MirrorSource("develop", "e4s", develop), MirrorSource("old", "e4s", old)]
+    )
+    assert report.errors == []
+
+    found = coverage(graph, read_lockfile(doc), tag="develop")
+    expected: dict[str, str | None] = {h: None for h in held_roots} | {
+        absent: "not in any loaded mirror",
+        changed: f"the same spec is cached as {CHANGED[:7]} (its dependencies differ)",
+        elsewhere: "held only in tag old",
+    }
+    for i, h in enumerate(others):
+        expected[h] = None if i % 2 == 0 else (
+            "known only as a dependency of cached specs, held by no mirror")  # fmt: skip
+    assert [(e.hash, e.reason) for e in found.entries] == [
+        (h, expected[h]) for h in [*roots, *others]
+    ]
+    assert [e.hash for e in found.entries if e.spec is not None] == [
+        h for h in [*roots, *others] if expected[h] is None
+    ]
+    assert found.cached_roots == tuple(r for r in roots if _closure(nodes, r) <= {
+        h for h, reason in expected.items() if reason is None})  # fmt: skip
+
+    # Without a tag, the root held in tag old is a hit.
+    anywhere = coverage(graph, read_lockfile(doc))
+    assert [e.hash for e in anywhere.entries if e.spec is not None] == [
+        h for h in [*roots, *others] if expected[h] is None or h == elsewhere
+    ]
+
+
+def _closure(nodes: dict, root: str) -> set[str]:
+    seen, stack = set(), [root]
+    while stack:
+        h = stack.pop()
+        if h not in seen:
+            seen.add(h)
+            stack += [d["hash"] for d in nodes[h].get("dependencies", [])]
+    return seen
