@@ -43,7 +43,10 @@ def reached_mask(indptr: np.ndarray, indices: np.ndarray, starts: Iterable[int])
     >>> [np.flatnonzero(reached_mask(indptr, indices, s)).tolist() for s in ([0], [1, 0], [2])]
     [[1, 2], [1, 2], []]
     """
-    seen = np.zeros(len(indptr) - 1, bool)
+    n = len(indptr) - 1
+    seen = np.zeros(n, bool)
+    # where each rank last stands in ``found``: keeps one of its copies, without a sort
+    last = np.empty(n, np.int64)
     frontier = np.unique(np.fromiter(starts, np.int64))
     while frontier.size:
         low, lengths = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
@@ -55,7 +58,9 @@ def reached_mask(indptr: np.ndarray, indices: np.ndarray, starts: Iterable[int])
         found = indices[positions]
         found = found[~seen[found]]
         seen[found] = True
-        frontier = np.unique(found)
+        order = np.arange(found.size)
+        last[found] = order
+        frontier = found[last[found] == order]
     return seen
 
 
