@@ -817,15 +817,19 @@ def lockfile_of(nodes: dict[str, dict], rng: random.Random, size: int) -> dict:
     concrete: dict[str, dict] = {}
     roots: list[str] = []
     hashes = sorted(nodes)
-    while len(concrete) < size:
+    for _ in range(100_000):
+        if len(concrete) >= size * 0.98:
+            break
         root = rng.choice(hashes)
-        roots.append(root)
-        stack = [root]
+        closure, stack = {}, [root]
         while stack:
             h = stack.pop()
-            if h in nodes and h not in concrete:
-                concrete[h] = nodes[h]
+            if h in nodes and h not in concrete and h not in closure:
+                closure[h] = nodes[h]
                 stack += [d["hash"] for d in nodes[h].get("dependencies", [])]
+        if len(concrete) + len(closure) <= size:  # whole DAGs only, and no more than size
+            roots.append(root)
+            concrete |= closure
     for i, root in enumerate(list(roots)[::10]):
         changed = root[:-4] + f"{i:04d}"[-4:].translate(str.maketrans("0123456789", "abcdefghij"))
         concrete[changed] = {**concrete.pop(root), "hash": changed}

@@ -93,7 +93,7 @@ ATTACKS = {
     "first: 1000000000": "{ specs(first: 1000000000) { nodes { hash } } }",
     "cost bomb": "{ packages(first: 1000) { nodes { specs(first: 1000) { nodes { hash } } } } }",
     "fragment cycle": "{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
-    "2 MB query": "{ stats { specCount } }" + " " * 2_000_000,
+    "5 MB query": "{ stats { specCount } }" + " " * 5_000_000,
 }
 
 

@@ -80,7 +80,9 @@ class Settings:
         _DEFAULTS.max_cost, "fields one operation may return, nested page sizes multiplied"
     )
     max_batch: int = _setting(10, "operations in one batched request (a JSON array)")
-    max_body_bytes: int = _setting(1_048_576, "bytes in one request body")
+    max_body_bytes: int = _setting(
+        4_194_304, "bytes in one request body (a spack.lock of 1,000 specs is about 2 MB)"
+    )
     body_timeout: float = _setting(
         30.0, "seconds a client may take to send a request body", "SECONDS"
     )

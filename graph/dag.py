@@ -12,8 +12,7 @@ exactly that; nothing else here needs it.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -71,36 +70,38 @@ def all_dependents(cg: CacheGraph, rank: int) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def dependencies_index(cg: CacheGraph) -> list[array]:
-    """rank -> the ranks of the specs it depends on directly: its ``depends_on`` out-edges."""
+def dependencies_of(cg: CacheGraph) -> Callable[[int], tuple[int, ...]]:
+    """rank -> the ranks of the specs it depends on directly (its ``depends_on`` out-edges),
+    each worked out the first time it is asked: a walk down one DAG visits a few hundred."""
+    known: dict[int, tuple[int, ...]] = cg.memoized("dependencies", dict)
+    succ, rank, ordered = cg.g.succ, cg.rank, cg.ordered
 
-    def compute() -> list[array]:
-        empty = array("i")
-        succ, rank = cg.g.succ, cg.rank
-        return [
-            array("i", [rank[c[1]] for c, d in succ["spec", s.hash].items()
-                        if d["kind"] == "depends_on"]) or empty
-            for s in cg.ordered
-        ]  # fmt: skip
+    def dependencies(r: int) -> tuple[int, ...]:
+        found = known.get(r)
+        if found is None:
+            edges = succ["spec", ordered[r].hash].items()
+            found = known[r] = tuple(rank[c[1]] for c, d in edges if d["kind"] == "depends_on")
+        return found
 
-    return cg.memoized("dependencies index", compute)
+    return dependencies
 
 
-def reached(index: Sequence[Sequence[int]], starts: Iterable[int]) -> set[int]:
-    """Every rank reached from ``starts`` through one or more steps of ``index``: for the
-    small walks (the DAG below one spec), where sets beat setting up arrays.
+def reached(neighbors: Callable[[int], Iterable[int]], starts: Iterable[int]) -> set[int]:
+    """Every rank reached from ``starts`` through one or more steps: for the small walks
+    (the DAG below one spec), where sets beat setting up arrays.
 
-    >>> reached([[1], [2], [], [0]], [0]), reached([[1], [2], [], [0]], [1, 0])
+    >>> index = [[1], [2], [], [0]]
+    >>> reached(index.__getitem__, [0]), reached(index.__getitem__, [1, 0])
     ({1, 2}, {1, 2})
     """
     seen: set[int] = set()
     frontier: set[int] = set()
     for r in starts:
-        frontier.update(index[r])
+        frontier.update(neighbors(r))
     while frontier:
         seen |= frontier
         found: set[int] = set()
         for r in frontier:
-            found.update(index[r])
+            found.update(neighbors(r))
         frontier = found - seen
     return seen

@@ -4,8 +4,12 @@ and what changed between two tags (with each spec's first and last tag)."""
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from .constraints import parse
 from .errors import BadArgument
@@ -16,8 +20,8 @@ from .satisfies import check_known, holding
 
 @dataclass(frozen=True)
 class Impact:
-    #: ranks of the specs reached, sorted (spec order)
-    ranks: tuple[int, ...]
+    #: ranks of the specs reached, in spec order
+    ranks: Sequence[int]
     packages: list[tuple[str, int]]
     stacks: list[tuple[str, int]]
     warnings: tuple[str, ...] = ()
@@ -33,18 +37,49 @@ def impact(cg: CacheGraph, text: str, tag: str | None = None) -> Impact:
     warnings = () if cg.deps else ("the loaded data has no dependency DAGs: nothing is reached",)
     holders = holding(cg, constraint.root)
     if tag is None:
-        ranks = tuple(holders.ranks())
+        ranks = np.frombuffer(holders.ranks(), np.int32)
     else:
-        mask = holders.mask
-        ranks = tuple(r for r in cg.ranks("tag", tag) if mask[r])
-    specs = [cg.ordered[r] for r in ranks]
-    packages = Counter(s.package for s in specs)
-    stacks = Counter(stack for s in specs for stack in s.stacks_in(tag))
-    return Impact(ranks, _ranked(packages), _ranked(stacks), warnings)
+        in_tag = np.frombuffer(cg.ranks("tag", tag), np.int32)
+        ranks = in_tag[np.frombuffer(holders.mask, bool)[in_tag]]
+    return Impact(
+        array("i", ranks.tobytes()),
+        _ranked(counts_by(cg, ranks, "package", None)),
+        _ranked(counts_by(cg, ranks, "stack", tag)),
+        warnings,
+    )
 
 
 def _ranked(counts: Counter) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def counts_by(cg: CacheGraph, ranks: Sequence[int], kind: str, tag: str | None) -> Counter:
+    """How many of these specs each package (or stack, in the tag) has: counted in numpy, as
+    the dependents of a library can be most of the cache."""
+    chosen = np.asarray(ranks, np.int64)
+    if kind == "package":
+        names, codes = _package_codes(cg)
+        counts = np.bincount(codes[chosen], minlength=len(names))
+        return Counter({names[i]: int(counts[i]) for i in np.flatnonzero(counts)})
+    mask = np.zeros(len(cg.ordered), bool)
+    mask[chosen] = True
+    stacks = [(value, held) for (k, value, scope), held in cg.index.items()
+              if k == "stack" and scope == tag]  # fmt: skip
+    counts = {value: int(np.count_nonzero(mask[np.frombuffer(held, np.int32)]))
+              for value, held in stacks}  # fmt: skip
+    return Counter({value: n for value, n in counts.items() if n})
+
+
+def _package_codes(cg: CacheGraph) -> tuple[list[str], np.ndarray]:
+    """The package names, and for each rank the position of its package among them."""
+
+    def compute() -> tuple[list[str], np.ndarray]:
+        names = cg.names("package")
+        position = {name: i for i, name in enumerate(names)}
+        packages = (position[s.package] for s in cg.ordered)
+        return names, np.fromiter(packages, np.int32, len(cg.ordered))
+
+    return cg.memoized("package codes", compute)
 
 
 # -- tags in time -------------------------------------------------------------------------
@@ -79,24 +114,23 @@ def seen(spec: SpecRecord) -> tuple[str | None, str | None]:
 
 @dataclass(frozen=True)
 class TagDiff:
-    added: tuple[int, ...]
-    removed: tuple[int, ...]
-    kept: tuple[int, ...]
+    #: ranks, in spec order
+    added: Sequence[int]
+    removed: Sequence[int]
+    kept: Sequence[int]
 
 
 def tag_diff(cg: CacheGraph, old: str, new: str) -> TagDiff:
-    """The specs (ranks, in spec order) only in ``new``, only in ``old``, and in both."""
+    """The specs only in ``new``, only in ``old``, and in both: set operations in numpy over
+    the tags' rank lists (a few milliseconds at 250,000 specs: not kept)."""
+    a = np.frombuffer(cg.ranks("tag", old), np.int32)
+    b = np.frombuffer(cg.ranks("tag", new), np.int32)
 
-    def compute() -> TagDiff:
-        a, b = set(cg.ranks("tag", old)), set(cg.ranks("tag", new))
-        return TagDiff(tuple(sorted(b - a)), tuple(sorted(a - b)), tuple(sorted(a & b)))
+    def ranks(found: np.ndarray) -> array:
+        return array("i", found.astype(np.int32).tobytes())
 
-    return cg.kept(("tag diff", old, new), compute)
-
-
-def counts_by(cg: CacheGraph, ranks: tuple[int, ...], kind: str, tag: str | None) -> Counter:
-    """How many of these specs each package (or stack, in the tag) has."""
-    specs = map(cg.ordered.__getitem__, ranks)
-    if kind == "package":
-        return Counter(s.package for s in specs)
-    return Counter(stack for s in specs for stack in s.stacks_in(tag))
+    return TagDiff(
+        ranks(np.setdiff1d(b, a, assume_unique=True)),
+        ranks(np.setdiff1d(a, b, assume_unique=True)),
+        ranks(np.intersect1d(a, b, assume_unique=True)),
+    )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from . import targets as archs
 from .constraints import Constraint, Node
-from .dag import dependencies_index, reached
+from .dag import dependencies_of, reached
 from .errors import BadArgument
 from .model import CacheGraph, SpecRecord
 from .names import compiler_parts
@@ -104,7 +104,7 @@ def _by_name(variants: Iterable[str]) -> dict[str, str]:
 def dag_nodes(cg: CacheGraph, spec: SpecRecord) -> dict[str, SpecRecord]:
     """name -> node of the spec's DAG below it (the first in spec order when a name repeats)."""
     found: dict[str, SpecRecord] = {}
-    for rank in sorted(reached(dependencies_index(cg), (cg.rank[spec.hash],))):
+    for rank in sorted(reached(dependencies_of(cg), (cg.rank[spec.hash],))):
         node = cg.ordered[rank]
         found.setdefault(node.package, node)
     return found

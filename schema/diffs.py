@@ -18,12 +18,13 @@ from .specs import SpecConnection
 if TYPE_CHECKING:
     from .packages import Package
     from .specs import Spec
-    from .stacks import StackCount
+    from .stacks import Stack, StackCount
     from .tags import Tag
 
 SpecRef = Annotated["Spec", strawberry.lazy("schema.specs")]
 PackageRef = Annotated["Package", strawberry.lazy("schema.packages")]
 StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
+StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
 TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
 
 
@@ -112,6 +113,14 @@ class PackageChange:
 
 
 @strawberry.type
+class StackChange:
+    stack: StackRef
+    added: int
+    removed: int
+    kept: int
+
+
+@strawberry.type
 class TagDiff:
     old: strawberry.Private[str]
     new: strawberry.Private[str]
@@ -157,6 +166,21 @@ class TagDiff:
         names = sorted(added.keys() | removed.keys() | kept.keys())
         return [PackageChange(package=Package(name=n), added=added[n], removed=removed[n],
                               kept=kept[n]) for n in names]  # fmt: skip
+
+    @strawberry.field(
+        description="Per stack: specs added and kept (held in 'to'), removed (held in 'from'); "
+        "stacks with any, by name."
+    )
+    def stacks(self, info: Info) -> list[StackChange]:
+        from .stacks import Stack
+
+        cg, found = graph(info), self.found
+        added = impact.counts_by(cg, found.added, "stack", self.new)
+        removed = impact.counts_by(cg, found.removed, "stack", self.old)
+        kept = impact.counts_by(cg, found.kept, "stack", self.new)
+        names = sorted(added.keys() | removed.keys() | kept.keys())
+        return [StackChange(stack=Stack(name=n), added=added[n], removed=removed[n],
+                            kept=kept[n]) for n in names]  # fmt: skip
 
 
 @strawberry.type

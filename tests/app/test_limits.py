@@ -121,19 +121,19 @@ def test_fragments_are_measured_once_each_and_count_every_use(client):
     ("kwargs", "status", "message"),
     [
         pytest.param(
-            {"json": {"query": "{ stats { specCount } }" + " " * 2_000_000}},
+            {"json": {"query": "{ stats { specCount } }" + " " * 5_000_000}},
             413,
-            "the request body is larger than 1048576 bytes (limit max_body_bytes = 1048576)",
-            id="2 MB query",
+            "the request body is larger than 4194304 bytes (limit max_body_bytes = 4194304)",
+            id="5 MB query",
         ),
         pytest.param(
             {
-                "content": (b" " * 65536 for _ in range(40)),
+                "content": (b" " * 65536 for _ in range(80)),
                 "headers": {"content-type": "application/json"},
             },
             413,
-            "the request body is larger than 1048576 bytes (limit max_body_bytes = 1048576)",
-            id="2.5 MB streamed without a length",
+            "the request body is larger than 4194304 bytes (limit max_body_bytes = 4194304)",
+            id="5 MB streamed without a length",
         ),
         pytest.param(
             {"json": [STATS] * 1000},

@@ -207,3 +207,29 @@ def test_tag_diff_equals_the_raw_pages(shared_data, data_graph):
     ]
     assert all(h == sorted(h, key=lambda x: data_graph.rank[x]) for h in hashes)
     assert any(hashes)
+
+
+def test_lookalikes_on_the_real_mirrors_equal_a_grouping_of_the_raw_nodes(shared_mirrors):
+    """Every package of ../shared/mirrors: held specs grouped by their own attributes, read
+    plainly from the JSON (the compiler from the field, the annotation or the c provider)."""
+    from tests.graph.test_satisfies import _compiler, _target
+
+    graph, _ = load_shared(shared_mirrors)
+    nodes = _raw(shared_mirrors)
+    held = {s.hash for s in graph.ordered if s.mirrors or s.stacks}
+    groups = defaultdict(list)
+    for h, n in nodes.items():
+        if h in held:
+            params = n.get("parameters") or {}
+            own = tuple(sorted((k, str(v)) for k, v in params.items() if v not in ([], None)))
+            compiler = _compiler(n, nodes)
+            key = (n["name"], str(n["version"]), compiler, own, n["arch"]["platform_os"],
+                   n["arch"]["platform"], _target(n))  # fmt: skip
+            groups[key].append(h)
+    expected = sorted(sorted(hs) for hs in groups.values() if len(hs) > 1)
+    found = sorted(
+        sorted(s.hash for s in g.specs)
+        for package in {s.package for s in graph.ordered}
+        for g in lookalikes(graph, package)
+    )
+    assert found == expected

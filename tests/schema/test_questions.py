@@ -147,13 +147,40 @@ def test_tag_diff_and_first_and_last_seen(shared_data, data_graph):
         by_tag[page.tag] |= {r["hash"] for r in page.records}
     query = """{ tagDiff(from: "v0.21.0", to: "v0.22.0") { from { name } to { name }
       added(first: 0) { totalCount } removed(first: 0) { totalCount } kept(first: 1000) {
-        totalCount nodes { hash firstSeen { name } lastSeen { name } } } } }"""
+        totalCount nodes { hash firstSeen { name } lastSeen { name } } }
+      packages { package { name } added removed kept } stacks { stack { name } added removed kept }
+    } }"""
     found = execute(data_graph, query)["data"]["tagDiff"]
     old, new = by_tag["v0.21.0"], by_tag["v0.22.0"]
     assert (found["from"], found["to"]) == ({"name": "v0.21.0"}, {"name": "v0.22.0"})
     assert found["added"]["totalCount"] == len(new - old)
     assert found["removed"]["totalCount"] == len(old - new)
     assert {n["hash"] for n in found["kept"]["nodes"]} == old & new
+    packages = defaultdict(lambda: [0, 0, 0])
+    for page in raw_pages(shared_data):
+        for r in page.records:
+            h = r["hash"]
+            if page.tag == "v0.22.0":
+                packages[page.package][0 if h not in old else 2] += 1
+            elif page.tag == "v0.21.0" and h not in new:
+                packages[page.package][1] += 1
+    assert found["packages"] == [
+        {"package": {"name": p}, "added": a, "removed": r, "kept": k}
+        for p, (a, r, k) in sorted(packages.items())
+    ]
+    stacks = defaultdict(lambda: [0, 0, 0])  # added and kept in v0.22.0, removed in v0.21.0
+    for page in raw_pages(shared_data):
+        for r in page.records:
+            h = r["hash"]
+            for stack in r["stacks"]:
+                if page.tag == "v0.22.0":
+                    stacks[stack][0 if h not in old else 2] += 1
+                elif page.tag == "v0.21.0" and h not in new:
+                    stacks[stack][1] += 1
+    assert found["stacks"] == [
+        {"stack": {"name": st}, "added": a, "removed": r, "kept": k}
+        for st, (a, r, k) in sorted(stacks.items())
+    ]
     for node in found["kept"]["nodes"]:  # both tags hold it: seen no later than v0.21.0...
         tags = [t for t, hashes in by_tag.items() if node["hash"] in hashes]
         assert node["firstSeen"]["name"] in tags and node["lastSeen"]["name"] in tags
