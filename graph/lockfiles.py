@@ -10,13 +10,13 @@ from the roots is kept, as Spack does (``../shared/reference/spack/lockfile.rst`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from .errors import BadArgument, BadRecord
 from .model import SpecRecord
 from .names import normalize_compiler
-from .records import node_dependencies, node_record
+from .records import HASH, node_record
 
 VERSIONS = range(2, 9)
 #: the virtuals a compiler provides (Spack >= 1.0 records compilers as dependencies)
@@ -68,17 +68,12 @@ def read_lockfile(doc: Any) -> Environment:
     for dag, key in node_of_dag.items():
         node = by_key[key]
         try:
-            record = node_record(node, f"concrete_specs/{key}", dag)
-            deps = tuple((d.name, dag_of.get(d.hash, d.hash)) for d in _dependencies(node, version))
+            deps = _dependencies(node, version)
+            record = node_record(node, f"concrete_specs/{key}", dag, _compiler(deps, by_key))
         except BadRecord as exc:
             raise BadArgument(f"concrete_specs/{key}: {exc}") from None
         specs[dag] = record
-        dependencies[dag] = deps
-    for dag, record in specs.items():
-        if record.compiler is None:  # Spack 1.0: the dependency providing c, cxx or fortran
-            provider = _compiler_provider(by_key[node_of_dag[dag]], specs, dag_of, version)
-            if provider is not None:
-                specs[dag] = replace(record, compiler=provider)
+        dependencies[dag] = tuple((d.name, dag_of.get(d.hash, d.hash)) for d in deps)
     roots = tuple(dict.fromkeys(dag_of[r] for r in _root_keys(doc, by_key)))
     order = [*roots, *(h for h in specs if h not in roots)]
     return Environment(
@@ -98,18 +93,33 @@ def _root_keys(doc: dict, by_key: dict) -> list[str]:
     return [k for k in keys if k in by_key]
 
 
-def _dependencies(node: dict, version: int):
-    if version == 3:  # dependencies name the build hash
-        deps = node.get("dependencies") or []
-        if isinstance(deps, list):
-            node = {
-                **node,
-                "dependencies": [
-                    {**d, "hash": d.get("build_hash", d.get("hash"))} if isinstance(d, dict) else d
-                    for d in deps
-                ],
-            }
-    return node_dependencies(node)
+class Edge(NamedTuple):
+    name: str
+    #: the key the lockfile names it by (a build hash in version 3, a DAG hash otherwise)
+    hash: str
+    virtuals: tuple[str, ...]
+
+
+def _dependencies(node: dict, version: int) -> list[Edge]:
+    """Each dependency a node names: only what coverage needs of it, checked as it is read
+    (a 500-spec lockfile has some 5,000 edges; ``records.node_dependencies`` reads more)."""
+    deps = node.get("dependencies") or []
+    if isinstance(deps, dict):  # spec format v1: {name: {"hash": ..., "type": [...]}}
+        deps = [{"name": name, **body} if isinstance(body, dict) else body
+                for name, body in deps.items()]  # fmt: skip
+    if not isinstance(deps, list):
+        raise BadRecord(f"'dependencies' must be a list, not {type(deps).__name__}")
+    key = "build_hash" if version == 3 else "hash"
+    found = []
+    for dep in deps:
+        if not isinstance(dep, dict):
+            raise BadRecord(f"a dependency must be a mapping, not {type(dep).__name__}")
+        name, hash = dep.get("name"), dep.get(key, dep.get("hash"))
+        if not isinstance(name, str) or not isinstance(hash, str) or not HASH.fullmatch(hash):
+            raise BadRecord(f"a dependency needs a 'name' and a 32-character '{key}': {dep!r:.80}")
+        virtuals = (dep.get("parameters") or {}).get("virtuals") or ()
+        found.append(Edge(name, hash, tuple(v for v in virtuals if isinstance(v, str))))
+    return found
 
 
 def _reached_first(doc: dict, by_key: dict, version: int) -> list[str]:
@@ -135,13 +145,12 @@ def _reached_first(doc: dict, by_key: dict, version: int) -> list[str]:
     return [*seen, *(k for k in by_key if k not in seen)]
 
 
-def _compiler_provider(node: dict, specs: dict, dag_of: dict, version: int) -> str | None:
-    try:
-        deps = _dependencies(node, version)
-    except BadRecord:
-        return None
+def _compiler(deps, by_key: dict) -> str | None:
+    """Spack 1.0: the dependency providing c, cxx or fortran, as ``name@version``."""
     for dep in deps:
-        provider = specs.get(dag_of.get(dep.hash, dep.hash))
-        if COMPILER_VIRTUALS & set(dep.virtuals) and provider is not None:
-            return normalize_compiler(f"{provider.package}@{provider.version}")
+        provider = by_key.get(dep.hash)
+        if COMPILER_VIRTUALS & set(dep.virtuals) and isinstance(provider, dict):
+            name, version = provider.get("name"), provider.get("version")
+            if isinstance(name, str) and isinstance(version, str | int | float):
+                return normalize_compiler(f"{name}@{version}")
     return None

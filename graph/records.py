@@ -180,8 +180,11 @@ def well_formed_rows(
     return Listed(records, list(map(tuple, stacks)), dict(zip(SUMMARIZED, summarized, strict=True)))
 
 
-def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:
-    """A spec node of a spec file or index (Spack's spec format v1 to v5)."""
+def node_record(
+    node: Any, source: str, hash: str | None = None, compiler: str | None = None
+) -> SpecRecord:
+    """A spec node of a spec file or index (Spack's spec format v1 to v5); ``compiler`` is
+    the one to record when the node names none (format 5: its compiler dependency's)."""
     if not isinstance(node, dict):
         raise BadRecord(f"a spec node must be a mapping, not {_shown(node)}")
     arch = node.get("arch")
@@ -198,7 +201,7 @@ def node_record(node: Any, source: str, hash: str | None = None) -> SpecRecord:
         package=_text(node, "name"),
         version=str(version),
         versions=(str(version),),
-        compiler=_node_compiler(node.get("compiler"), node.get("annotations")),
+        compiler=_node_compiler(node.get("compiler"), node.get("annotations")) or compiler,
         os=_text(arch, "platform_os"),
         platform=_text(arch, "platform"),
         target=_text({"target": target}, "target"),
@@ -265,6 +268,9 @@ def node_dependencies(node: dict) -> list[Dependency]:
         raise BadRecord(f"'dependencies' must be a list, not {_shown(deps)}")
     found = []
     for dep in deps:
+        if (quick := _plain_dependency(dep)) is not None:
+            found.append(quick)
+            continue
         if not isinstance(dep, dict):
             raise BadRecord(f"a dependency must be a mapping, not {_shown(dep)}")
         parameters = dep.get("parameters") or {}
@@ -287,9 +293,35 @@ def node_dependencies(node: dict) -> list[Dependency]:
     return found
 
 
+def _plain_dependency(dep: Any) -> Dependency | None:
+    """A well-formed dependency, read without building messages; None for any other, which
+    the careful reading then reports. Lockfiles and indices hold thousands of edges."""
+    if type(dep) is not dict:
+        return None
+    parameters = dep.get("parameters") or {}
+    if type(parameters) is not dict:
+        return None
+    name, hash, types = dep.get("name"), dep.get("hash"), dep.get("type")
+    if types is None:
+        types = parameters.get("deptypes", ())
+    virtuals = parameters.get("virtuals") or ()
+    if (
+        type(name) is str and name == name.strip() and name
+        and type(hash) is str and HASH.fullmatch(hash)
+        and type(types) in (list, tuple) and set(map(type, types)) <= _STR
+        and type(virtuals) in (list, tuple) and set(map(type, virtuals)) <= _STR
+    ):  # fmt: skip
+        return Dependency(name, hash, tuple(types), tuple(virtuals))
+    return None
+
+
 def _names(value: Any, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = (value,)
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        return (value,)
+    # set(map(type, ...)) checks every item in C: a lockfile has thousands of edges
+    if not isinstance(value, list | tuple) or not set(map(type, value)) <= _STR:
         raise BadRecord(f"a dependency's '{what}' must be a list of strings, not {_shown(value)}")
     return tuple(value)
+
+
+_STR = {str}
