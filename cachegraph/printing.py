@@ -14,19 +14,13 @@ from itertools import groupby
 from graph.coverage import Coverage
 from graph.likeness import Difference, Nearness
 from graph.model import SpecRecord
-from graph.names import version_key
+from graph.names import variant_text, version_key
 
 WIDTH = 64
 
 
 def _arch(spec: SpecRecord) -> str:
     return f"{spec.platform}-{spec.os}-{spec.target}"
-
-
-def _variants(spec: SpecRecord) -> str:
-    bools = "".join(v for v in spec.variants if v.startswith(("+", "~")))
-    others = "".join(" " + v for v in spec.variants if not v.startswith(("+", "~")))
-    return bools + others
 
 
 def listing(specs: Iterable[SpecRecord], long: bool = False, variants: bool = False) -> str:
@@ -59,7 +53,9 @@ def listing(specs: Iterable[SpecRecord], long: bool = False, variants: bool = Fa
         lines.append(f"-- {arch} / {compiler} ".ljust(WIDTH, "-"))
         for s in group:
             prefix = f"{s.hash[:7]} " if long else ""
-            lines.append(f"{prefix}{s.package}@{s.version}{_variants(s) if variants else ''}")
+            lines.append(
+                f"{prefix}{s.package}@{s.version}{variant_text(s.variants) if variants else ''}"
+            )
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .dag import reached
 from .likeness import own_key
 from .lockfiles import Environment
 from .model import CacheGraph, SpecRecord
@@ -102,10 +103,6 @@ def _why(cg, hash, spec, wanted, tag, stacks) -> str:
 
 
 def _closure(env: Environment, root: str) -> set[str]:
-    seen, stack = set(), [root]
-    while stack:
-        hash = stack.pop()
-        if hash not in seen:
-            seen.add(hash)
-            stack += [h for _, h in env.dependencies.get(hash, ())]
-    return seen
+    """The root and every spec of the environment below it."""
+    below = reached(lambda h: [d for _, d in env.dependencies.get(h, ())], (root,))
+    return below | {root}

@@ -8,13 +8,12 @@ cost in proportion to the answer.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import repeat
 
 from .model import CacheGraph, SpecRecord
-from .queries import SpecQuery, select_specs
+from .queries import SpecQuery, counts_in_tag, select_specs
 
 #: facet -> the values one spec has of it (stacks are those of the query's tag)
 FACETS: dict[str, Callable[[SpecRecord, str | None], Iterable[str]]] = {
@@ -71,19 +70,7 @@ def _whole(cg: CacheGraph, tag: str | None) -> Facets:
             if kind in counts and scope is None:
                 counts[kind][value] = len(ranks)
         return Facets(len(cg.ordered), {name: _ranked(c) for name, c in counts.items()})
-    in_tag = bytearray(len(cg.ordered))
-    deque(map(in_tag.__setitem__, cg.ranks("tag", tag), repeat(1)), maxlen=0)
-    for (kind, value, scope), ranks in cg.index.items():
-        if kind == "stack" and scope == tag:
-            counts[kind][value] = len(ranks)
-        elif (
-            kind in counts
-            and kind != "stack"
-            and scope is None
-            # counts the index's ranks in the tag in C, not spec by spec
-            and (n := sum(map(in_tag.__getitem__, ranks)))
-        ):
-            counts[kind][value] = n
+    counts = counts_in_tag(cg, tag, FACETS)
     return Facets(len(cg.ranks("tag", tag)), {name: _ranked(c) for name, c in counts.items()})
 
 

@@ -88,7 +88,17 @@ def spec_string(
     ...             "linux", "ubuntu22.04", "x86_64_v3")
     'hipblas@6.2.0%gcc@11.4.0~asan amdgpu_target=auto arch=linux-ubuntu22.04-x86_64_v3'
     """
-    bools = "".join(v for v in variants if v.startswith(("+", "~")))
-    others = "".join(" " + v for v in variants if not v.startswith(("+", "~")))
     compiler_part = f"%{compiler}" if compiler else ""
-    return f"{package}@{version}{compiler_part}{bools}{others} arch={platform}-{os}-{target}"
+    return (
+        f"{package}@{version}{compiler_part}{variant_text(variants)} arch={platform}-{os}-{target}"
+    )
+
+
+def variant_text(variants: Sequence[str]) -> str:
+    """Variants as a spec string writes them: booleans joined, then each other after a space.
+
+    >>> variant_text(["build_system=cmake", "~ipo", "+tensile"])
+    '~ipo+tensile build_system=cmake'
+    """
+    bools = "".join(v for v in variants if v.startswith(("+", "~")))
+    return bools + "".join(" " + v for v in variants if not v.startswith(("+", "~")))

@@ -238,7 +238,10 @@ def _matching(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
     candidates: list[satisfies.Candidates] = []
     warnings: list[str] = []
     for req in filter(None, required):
-        keys += [k for k in req.keys if k not in keys]
+        # Its index keys may drive the walk; its tests already check what they say.
+        candidates += [
+            satisfies.Candidates(len(r := cg.ranks(*k)), lambda r=r: r) for k in req.keys
+        ]
         tests += req.tests
         candidates += req.candidates
         warnings += req.warnings
@@ -299,27 +302,31 @@ def _whole(cg: CacheGraph, key: tuple, tag: str | None, compute: Callable[[], T]
     return compute()
 
 
+def counts_in_tag(cg: CacheGraph, tag: str, kinds: Iterable[str]) -> dict[str, Counter]:
+    """Spec counts per value of each index kind (``stack``: its stacks) within one tag.
+
+    Each value's ranks that are in the tag are counted in C loops over the index,
+    many times faster than counting the specs' attributes one by one.
+    """
+    in_tag = bytearray(len(cg.ordered))
+    deque(map(in_tag.__setitem__, cg.ranks("tag", tag), repeat(1)), maxlen=0)
+    counts: dict[str, Counter] = {kind: Counter() for kind in kinds}
+    for (kind, value, scope), ranks in cg.index.items():
+        if kind == "stack" and scope == tag and kind in counts:
+            counts[kind][value] = len(ranks)
+        elif (
+            kind in counts
+            and kind != "stack"
+            and scope is None
+            and (count := sum(map(in_tag.__getitem__, ranks)))
+        ):
+            counts[kind][value] = count
+    return counts
+
+
 def _scope_counts(cg: CacheGraph, tag: str) -> dict[str, Counter]:
     """Spec counts per value of each attribute, and per stack, within one tag."""
-
-    def compute() -> dict[str, Counter]:
-        # Count each value's ranks that are in the tag: C loops over the index,
-        # many times faster than counting the specs' attributes one by one.
-        in_tag = bytearray(len(cg.ordered))
-        deque(map(in_tag.__setitem__, cg.ranks("tag", tag), repeat(1)), maxlen=0)
-        counts: dict[str, Counter] = {kind: Counter() for kind in (*ATTRIBUTES, "stack")}
-        for (kind, value, scope), ranks in cg.index.items():
-            if kind == "stack" and scope == tag:
-                counts[kind][value] = len(ranks)
-            elif (
-                kind in ATTRIBUTES
-                and scope is None
-                and (count := sum(map(in_tag.__getitem__, ranks)))
-            ):
-                counts[kind][value] = count
-        return counts
-
-    return _whole(cg, ("scope", tag), tag, compute)
+    return _whole(cg, ("scope", tag), tag, lambda: counts_in_tag(cg, tag, (*ATTRIBUTES, "stack")))
 
 
 def _stack_sets(cg: CacheGraph, tag: str | None) -> Counter:
