@@ -9,6 +9,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable
 
+import strawberry
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
@@ -20,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 from graph import CacheGraph
 from schema import build_schema
 
+from .execution import Executor, schema_extensions
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
@@ -50,6 +52,8 @@ def create_app(
         metrics.reload_ok.set(1 if outcome.ok else 0)
         for kind, count in state.size().items():
             metrics.graph_size.labels(kind.removesuffix("_count")).set(count)
+        if state.graph is not None:
+            state.graph.kept_answers.budget = settings.answer_cache
 
     async def reload() -> Outcome:
         outcome = await state.reload()
@@ -88,6 +92,10 @@ def create_app(
         return JSONResponse(body)
 
     async def metrics_page(request: Request) -> Response:
+        caches = executor.cache_sizes()
+        if state.graph is not None:
+            caches["answers"] = state.graph.kept_answers
+        metrics.caches(caches)
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     async def admin_reload(request: Request) -> Response:
@@ -104,16 +112,16 @@ def create_app(
     async def home(request: Request) -> Response:
         return RedirectResponse(request.scope.get("root_path", "").rstrip("/") + "/graphql")
 
-    view = GraphQLView(
+    limits = settings.limits()
+    executor = Executor(
         served_schema(settings),
-        state,
-        metrics,
+        limits=limits,
         timeout=settings.timeout,
         max_batch=settings.max_batch,
-        graphiql=settings.graphiql,
-        response_cache=settings.response_cache,
-        limits=settings.limits(),
+        budgets=settings.budgets(),
+        metrics=metrics,
     )
+    view = GraphQLView(executor, state, graphiql=settings.graphiql)
     routes = [
         Route("/", home),
         Route("/healthz", healthz),
@@ -142,12 +150,14 @@ def create_app(
     return app
 
 
-def served_schema(settings: Settings):
+def served_schema(settings: Settings) -> strawberry.Schema:
+    """The schema the settings ask for, ready for an Executor under their limits."""
+    extensions = schema_extensions(settings.limits())
     if settings.federation:
         from schema.federation import build_federated_schema
 
-        return build_federated_schema(settings.limits())
-    return build_schema(settings.limits())
+        return build_federated_schema(extensions)
+    return build_schema(extensions)
 
 
 def app_from_environment() -> Starlette:

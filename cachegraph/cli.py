@@ -99,7 +99,8 @@ def show_settings(args: argparse.Namespace) -> int:
 
 
 def query(args: argparse.Namespace) -> int:
-    from schema import schema
+    from .app import served_schema
+    from .execution import BadRequest, Executor, Operation
 
     try:
         text = _query_text(args.query)
@@ -110,17 +111,21 @@ def query(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"cachegraph query: --variables is not JSON: {exc}", file=sys.stderr)
         return 2
+    if not isinstance(variables, dict | None):
+        print("cachegraph query: --variables must be a JSON object", file=sys.stderr)
+        return 2
     graph, report, _ = load_sources(_sources(args))
     for problem in report.errors:
         print(f"cachegraph query: {problem}", file=sys.stderr)
-    result = schema.execute_sync(text, variable_values=variables, context_value={"graph": graph})
-    body: dict = {"data": result.data}
-    if result.errors:
-        body["errors"] = [e.formatted for e in result.errors]
-    if result.extensions:
-        body["extensions"] = result.extensions
+    settings = config.Settings()
+    executor = Executor(served_schema(settings), limits=settings.limits())
+    try:
+        body = executor.run(Operation(text, variables), {"graph": graph})
+    except BadRequest as exc:
+        print(f"cachegraph query: {exc.message}", file=sys.stderr)
+        return 2
     print(json.dumps(body, indent=2))
-    return 1 if result.errors or report.errors else 0
+    return 1 if "errors" in body or report.errors else 0
 
 
 def find(args: argparse.Namespace) -> int:

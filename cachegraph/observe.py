@@ -13,11 +13,13 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from graph.bounded import BoundedCache
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 
@@ -126,6 +128,30 @@ class Metrics:
         self.reloads = Counter(
             "cachegraph_reloads", "loads and reloads by result", ["result"], registry=r
         )
+        self.cache_bytes = Gauge(
+            "cachegraph_cache_bytes", "bytes each cache holds (estimated)", ["cache"], registry=r
+        )
+        self.cache_budget = Gauge(
+            "cachegraph_cache_budget_bytes", "bytes each cache may hold", ["cache"], registry=r
+        )
+        self.cache_entries = Gauge(
+            "cachegraph_cache_entries", "entries each cache holds", ["cache"], registry=r
+        )
+        self.cache_evictions = Gauge(
+            "cachegraph_cache_evictions",
+            "entries each cache dropped to stay within its budget (since it was made: the "
+            "graph's answers are a new cache after each reload)",
+            ["cache"],
+            registry=r,
+        )
+
+    def caches(self, caches: Mapping[str, BoundedCache]) -> None:
+        """Show each cache's bytes, budget, entries and evictions."""
+        for name, cache in caches.items():
+            self.cache_bytes.labels(name).set(cache.bytes)
+            self.cache_budget.labels(name).set(cache.budget)
+            self.cache_entries.labels(name).set(len(cache))
+            self.cache_evictions.labels(name).set(cache.evictions)
 
 
 def _header(scope: dict, name: bytes) -> str | None:

@@ -17,10 +17,13 @@ from typing import Any
 
 from graph import MirrorSource
 from graph.mirrors import mirrors_file
-from schema.limits import Limits
+from graph.model import KEPT_BYTES
+
+from .execution import Budgets, Limits
 
 ENV_PREFIX = "CACHEGRAPH_"
 _DEFAULTS = Limits()
+_BUDGETS = Budgets()
 
 
 def _setting(default: Any, help: str, metavar: str | None = None) -> Any:
@@ -88,7 +91,18 @@ class Settings:
     )
     timeout: float = _setting(10.0, "seconds one operation may run", "SECONDS")
     response_cache: int = _setting(
-        4096, "answers kept for repeated operations until the data changes; 0 turns it off", "N"
+        _BUDGETS.responses,
+        "bytes of answers kept for repeated operations until the data changes; 0 turns it off",
+        "BYTES",
+    )
+    query_cache: int = _setting(
+        _BUDGETS.queries, "bytes of parsed query texts, their checks and plans kept", "BYTES"
+    )
+    answer_cache: int = _setting(
+        KEPT_BYTES,
+        "bytes of answers to the questions clients vary (filtered counts, a name's facts) kept "
+        "on the graph",
+        "BYTES",
     )
     snapshot: str = _setting(
         "",
@@ -107,6 +121,9 @@ class Settings:
             if raw is not None:
                 values[f.name] = _from_text(f, raw)
         return check(cls(**values), env_name)
+
+    def budgets(self) -> Budgets:
+        return Budgets(queries=self.query_cache, responses=self.response_cache)
 
     def limits(self) -> Limits:
         return Limits(
@@ -156,6 +173,8 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
+    "query_cache": (_at_least(0), "0 or more"),
+    "answer_cache": (_at_least(0), "0 or more"),
 }
 
 

@@ -32,3 +32,10 @@ class BadRecord(CacheGraphError):
         super().__init__(message)
         self.message = message
         self.line = line
+
+
+class TimedOut(CacheGraphError):
+    """The operation's time limit passed while it was still working (see ``graph.deadline``)."""
+
+    def __init__(self) -> None:
+        super().__init__("the operation ran past its time limit")

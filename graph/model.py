@@ -36,9 +36,8 @@ costly to compute are memoized on the graph.
 
 from __future__ import annotations
 
-import threading
 from array import array
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -49,6 +48,7 @@ from typing import Any
 
 import networkx as nx
 
+from .bounded import BoundedCache
 from .errors import BadRecord
 from .names import NO_COMPILER, version_key
 
@@ -141,8 +141,8 @@ class CacheGraph:
         self.mirrors: dict[str, MirrorInfo] = {m.name: m for m in sorted(mirrors, key=_name)}
         self.g: nx.DiGraph = graph_of(ordered, index, deps, self.mirrors.values())
         self.memo: dict[Any, Any] = {}
-        self._kept: OrderedDict[Any, Any] = OrderedDict()
-        self._kept_lock = threading.Lock()
+        #: answers keyed by what clients send, bounded by bytes (see ``kept``)
+        self.kept_answers = BoundedCache(KEPT_BYTES)
 
     @classmethod
     def of(
@@ -178,21 +178,12 @@ class CacheGraph:
             return value
 
     def kept(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """``compute()`` kept for the most recent KEPT keys.
+        """``compute()``, kept while it fits in ``kept_answers``' byte budget.
 
         For answers keyed by what a client sends (a filter, a name), which
         ``memoized`` would keep forever however many a client invents.
         """
-        with self._kept_lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key]
-        value = compute()
-        with self._kept_lock:
-            self._kept[key] = value
-            if len(self._kept) > KEPT:
-                self._kept.popitem(last=False)
-        return value
+        return self.kept_answers.kept(key, compute)
 
     def __repr__(self) -> str:
         return f"<CacheGraph {len(self.ordered)} specs, {len(self.names('tag'))} tags>"
@@ -205,8 +196,9 @@ def ordered_index(records: Iterable[SpecRecord]) -> tuple[list[SpecRecord], dict
 
 
 _NO_RANKS = array("i")
-#: answers keyed by what clients send (filtered counts, a package's facts) kept on a graph
-KEPT = 50_000
+#: bytes of answers keyed by what clients send (filtered counts, a package's facts) kept
+#: on a graph, unless the server sets another budget
+KEPT_BYTES = 256 * 2**20
 
 
 def rank_index(specs: list[SpecRecord], first: int = 0) -> dict[IndexKey, array]:

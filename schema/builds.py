@@ -11,6 +11,7 @@ from graph import queries
 from graph.names import compiler_parts, normalize_compiler
 
 from .context import graph
+from .cost import cost
 from .nodes import Node, global_id
 from .packages import PackageGroup
 
@@ -65,7 +66,7 @@ class BuildQueries:
     def compiler(self, info: Info, name: str) -> Compiler | None:
         return find_compiler(info, name)
 
-    @strawberry.field(description="Compilers, ordered by name.")
+    @strawberry.field(metadata=cost(items=100), description="Compilers, ordered by name.")
     def compilers(self, info: Info, tag: str | None = None) -> list[Compiler]:
         return [Compiler(name=n) for n in queries.names_in_scope(graph(info), "compiler", tag)]
 
@@ -73,6 +74,6 @@ class BuildQueries:
     def target(self, info: Info, name: str) -> Target | None:
         return find_target(info, name)
 
-    @strawberry.field(description="Targets, ordered by name.")
+    @strawberry.field(metadata=cost(items=100), description="Targets, ordered by name.")
     def targets(self, info: Info, tag: str | None = None) -> list[Target]:
         return [Target(name=n) for n in queries.names_in_scope(graph(info), "target", tag)]

@@ -14,6 +14,7 @@ from graph.model import CacheGraph, SpecRecord
 from graph.queries import spec_by_hash
 
 from .context import graph
+from .cost import cost
 
 if TYPE_CHECKING:
     from .specs import Spec
@@ -49,7 +50,7 @@ class Nearness:
     def distance(self) -> float:
         return self.found.distance
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=20))
     def differences(self) -> list[Difference]:
         return [Difference.of(d) for d in self.found.differences]
 
@@ -137,14 +138,17 @@ class Coverage:
         return self.found.hit_bytes
 
     @strawberry.field(
+        metadata=cost(items=1000),
         description="One per concrete spec of the environment, roots first, then in the "
-        "lockfile's order."
+        "lockfile's order.",
     )
     def entries(self) -> list[CoverageEntry]:
         return [CoverageEntry(entry=e, environment=self.environment, tag=self.tag)
                 for e in self.found.entries]  # fmt: skip
 
-    @strawberry.field(description="Hashes of the roots whose whole DAG is cached.")
+    @strawberry.field(
+        metadata=cost(items=100), description="Hashes of the roots whose whole DAG is cached."
+    )
     def cached_roots(self) -> list[str]:
         return list(self.found.cached_roots)
 
@@ -152,9 +156,10 @@ class Coverage:
 @strawberry.type
 class CoverageQueries:
     @strawberry.field(
+        metadata=cost(walks=True),
         description="Which specs of an environment are in the cache: give a spack.lock's parsed "
         "JSON (lockfile versions 2-6) or a list of full hashes; optionally only count the given "
-        "tag or stacks."
+        "tag or stacks.",
     )
     def coverage(
         self,
@@ -175,8 +180,9 @@ class CoverageQueries:
         return Coverage(found=found, environment=env, tag=tag)
 
     @strawberry.field(
+        metadata=cost(walks=True),
         description="Cached specs closest to a constraint string or to a hash that is not "
-        "cached (or a cached one); best first."
+        "cached (or a cached one); best first.",
     )
     def nearest(
         self, info: Info, spec: str | None = None, hash: str | None = None, first: int | None = 5

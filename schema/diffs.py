@@ -11,6 +11,7 @@ from graph import impact, likeness
 from graph.queries import SpecSelection
 
 from .context import graph, warn
+from .cost import cost
 from .coverage import Difference
 from .pagination import Slice
 from .specs import SpecConnection
@@ -41,7 +42,7 @@ def ranks_connection(
 class SpecDiff:
     a: SpecRef
     b: SpecRef
-    differences: list[Difference]
+    differences: list[Difference] = strawberry.field(metadata=cost(items=20))
 
 
 @strawberry.type(
@@ -51,13 +52,14 @@ class SpecDiff:
 class LookalikeGroup:
     group: strawberry.Private[likeness.LookalikeGroup]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=10))
     def specs(self) -> list[SpecRef]:
         return list(self.group.specs)
 
     @strawberry.field(
+        metadata=cost(items=10),
         description="Names of the dependencies whose nodes differ between the group's specs, "
-        "ordered by name."
+        "ordered by name.",
     )
     def differing_dependencies(self) -> list[str]:
         return list(self.group.differing)
@@ -94,12 +96,15 @@ class Impact:
         return ranks_connection(info, "impact", self.found.ranks, first, after)
 
     @strawberry.field(
-        description="Spec counts per package, ordered by count, largest first, then name."
+        metadata=cost(items=100),
+        description="Spec counts per package, ordered by count, largest first, then name.",
     )
     def packages(self) -> list[PackageCount]:
         return package_counts(self.found.packages)
 
-    @strawberry.field(description="Spec counts per stack, largest first, then name.")
+    @strawberry.field(
+        metadata=cost(items=100), description="Spec counts per stack, largest first, then name."
+    )
     def stacks(self) -> list[StackCountRef]:
         return stack_counts(self.found.stacks)
 
@@ -153,7 +158,8 @@ class TagDiff:
         return ranks_connection(info, "kept", self.found.kept, first, after)
 
     @strawberry.field(
-        description="Per package: specs added, removed and kept; packages with any, by name."
+        metadata=cost(items=1000),
+        description="Per package: specs added, removed and kept; packages with any, by name.",
     )
     def packages(self, info: Info) -> list[PackageChange]:
         from .packages import Package
@@ -168,8 +174,9 @@ class TagDiff:
                               kept=kept[n]) for n in names]  # fmt: skip
 
     @strawberry.field(
+        metadata=cost(items=100),
         description="Per stack: specs added and kept (held in 'to'), removed (held in 'from'); "
-        "stacks with any, by name."
+        "stacks with any, by name.",
     )
     def stacks(self, info: Info) -> list[StackChange]:
         from .stacks import Stack
@@ -186,16 +193,18 @@ class TagDiff:
 @strawberry.type
 class DiffQueries:
     @strawberry.field(
+        metadata=cost(walks=True),
         description="What differs between two cached specs (hashes or unique prefixes), as "
-        "spack diff shows it."
+        "spack diff shows it.",
     )
     def spec_diff(self, info: Info, a: str, b: str) -> SpecDiff | None:
         first, second, differences = likeness.spec_diff(graph(info), a, b)
         return SpecDiff(a=first, b=second, differences=[Difference.of(d) for d in differences])
 
     @strawberry.field(
+        metadata=cost(walks=True),
         description="Cached specs whose dependency DAG holds a node satisfying the constraint, "
-        "e.g. 'openssl@3.0:3.0.99'."
+        "e.g. 'openssl@3.0:3.0.99'.",
     )
     def impact(self, info: Info, spec: str, tag: str | None = None) -> Impact:
         found = impact.impact(graph(info), spec, tag)
@@ -203,7 +212,10 @@ class DiffQueries:
             warn(info, message)
         return Impact(found=found)
 
-    @strawberry.field(description="Specs added, removed and kept from one tag to another.")
+    @strawberry.field(
+        metadata=cost(walks=True),
+        description="Specs added, removed and kept from one tag to another.",
+    )
     def tag_diff(
         self, info: Info, from_: Annotated[str, strawberry.argument(name="from")], to: str
     ) -> TagDiff:

@@ -12,6 +12,7 @@ from graph import facets
 from graph.errors import BadArgument
 
 from .context import graph
+from .cost import cost
 from .specs import SpecFilter, spec_query
 
 
@@ -68,8 +69,9 @@ class Facets:
 @strawberry.type
 class FacetQueries:
     @strawberry.field(
+        metadata=cost(walks=True),
         description="Counts of each attribute's values among the specs that pass the filter "
-        "(each spec counted once)."
+        "(each spec counted once).",
     )
     def facets(
         self, info: Info, filter: SpecFilter | None = None, tag: str | None = None

@@ -9,7 +9,7 @@ never beside it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import strawberry
 from strawberry.federation.schema_directives import Key
@@ -17,9 +17,8 @@ from strawberry.types import Info
 
 from .builds import Compiler, Target, find_compiler, find_target
 from .context import graph
-from .limits import Limits
 from .packages import Package, find_package
-from .query import CacheGraphSchema, Query, extensions_for
+from .query import CacheGraphSchema, Query
 from .specs import Spec
 from .stacks import Stack, find_stack
 from .tags import Tag, find_tag
@@ -56,10 +55,10 @@ class FederatedSchema(CacheGraphSchema, strawberry.federation.Schema):
     """CacheGraphSchema's error handling on Strawberry's federation schema."""
 
 
-def build_federated_schema(limits: Limits | None = None) -> strawberry.Schema:
+def build_federated_schema(extensions: Sequence = ()) -> strawberry.Schema:
     _mark_entities()
     return FederatedSchema(
         query=Query,
         types=list(ENTITIES),
-        extensions=extensions_for(limits),
+        extensions=list(extensions),
     )

@@ -11,6 +11,7 @@ from graph import queries
 from graph.model import MirrorInfo
 
 from .context import graph
+from .cost import cost
 from .nodes import Node, global_id
 from .specs import ORDER_BY, SpecConnection, SpecFilter, SpecOrder, spec_connection, spec_query
 
@@ -61,7 +62,9 @@ class Mirror(Node):
     def spec_count(self, info: Info) -> int:
         return queries.mirror_holding(graph(info), self.name).spec_count
 
-    @strawberry.field(description="Sum of the known tarball sizes, in bytes.")
+    @strawberry.field(
+        metadata=cost(walks=True), description="Sum of the known tarball sizes, in bytes."
+    )
     def total_bytes(self, info: Info) -> float:
         return queries.mirror_holding(graph(info), self.name).total_bytes
 
@@ -86,7 +89,8 @@ def find_mirror(info: Info, name: str) -> Mirror | None:
 @strawberry.type
 class MirrorQueries:
     @strawberry.field(
-        description="Every loaded mirror, ordered by name; with a tag, the mirrors of that tag."
+        metadata=cost(items=50),
+        description="Every loaded mirror, ordered by name; with a tag, the mirrors of that tag.",
     )
     def mirrors(self, info: Info, tag: str | None = None) -> list[Mirror]:
         cg = graph(info)

@@ -11,6 +11,7 @@ from strawberry.types import Info
 from graph import queries
 
 from .context import graph
+from .cost import cost
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
 from .specs import SpecGroup
@@ -40,34 +41,36 @@ class Package(SpecGroup, Node):
         return queries.package_facts(graph(info), self.name, tag)
 
     @strawberry.field(
-        description="Distinct versions, ordered as Spack orders versions (oldest first)."
+        metadata=cost(items=50),
+        description="Distinct versions, ordered as Spack orders versions (oldest first).",
     )
     def versions(self, info: Info, tag: str | None = None) -> list[str]:
         return self.facts(info, tag).versions
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=20))
     def compilers(self, info: Info, tag: str | None = None) -> list[CompilerRef]:
         from .builds import Compiler
 
         return [Compiler(name=n) for n in self.facts(info, tag).compilers]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=20))
     def targets(self, info: Info, tag: str | None = None) -> list[TargetRef]:
         from .builds import Target
 
         return [Target(name=n) for n in self.facts(info, tag).targets]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=10))
     def oss(self, info: Info, tag: str | None = None) -> list[str]:
         return self.facts(info, tag).oss
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=5))
     def platforms(self, info: Info, tag: str | None = None) -> list[str]:
         return self.facts(info, tag).platforms
 
     @strawberry.field(
+        metadata=cost(items=50),
         description="Spec count per stack, like a cache page's num_specs_by_stack; "
-        "ordered by stack name."
+        "ordered by stack name.",
     )
     def stacks(self, info: Info, tag: str | None = None) -> list[StackCountRef]:
         from .stacks import Stack, StackCount
@@ -77,21 +80,30 @@ class Package(SpecGroup, Node):
             for s, n in self.facts(info, tag).stack_counts
         ]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=50))
     def tags(self, info: Info) -> list[TagRef]:
         from .tags import Tag
 
         return [Tag(name=t) for t in queries.tags_of(graph(info), "package", self.name)]
 
-    @strawberry.field(description="Packages that some spec of this one depends on, by name.")
+    @strawberry.field(
+        metadata=cost(items=50),
+        description="Packages that some spec of this one depends on, by name.",
+    )
     def dependencies(self, info: Info) -> list[Package]:
         return [Package(name=n) for n in queries.package_dependencies(graph(info), self.name)]
 
-    @strawberry.field(description="Packages with a spec that depends on a spec of this one.")
+    @strawberry.field(
+        metadata=cost(items=100),
+        description="Packages with a spec that depends on a spec of this one.",
+    )
     def dependents(self, info: Info) -> list[Package]:
         return [Package(name=n) for n in queries.package_dependents(graph(info), self.name)]
 
-    @strawberry.field(description="Groups of this package's lookalike specs, largest first.")
+    @strawberry.field(
+        metadata=cost(items=20, walks=True),
+        description="Groups of this package's lookalike specs, largest first.",
+    )
     def lookalikes(self, info: Info, tag: str | None = None) -> list[LookalikeGroupRef]:
         from .diffs import lookalike_groups
 
@@ -105,7 +117,7 @@ PackageConnection = Connection[Package]
 class PackageGroup(SpecGroup):
     """A spec group whose packages are listed too (stacks, compilers, targets)."""
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(walks=True))
     def packages(
         self,
         info: Info,

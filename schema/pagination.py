@@ -13,6 +13,8 @@ import strawberry
 
 from graph.errors import BadArgument
 
+from .cost import PAGE, cost
+
 MAX_FIRST = 1000
 DEFAULT_FIRST = 50
 _CURSOR_PREFIX = "cg1:"
@@ -111,7 +113,7 @@ class Connection(Generic[T]):
     #: makes a GraphQL object of a page item; None when the item is one already
     wrap: strawberry.Private[Callable | None] = None
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(walks=True))
     def total_count(self) -> int:
         return self.slice.count()
 
@@ -125,12 +127,12 @@ class Connection(Generic[T]):
             end_cursor=page.cursors[-1] if page.cursors else None,
         )
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=PAGE))
     def edges(self) -> list[Edge[T]]:
         page = self.slice.page()
         return [Edge(cursor=c, node=n) for c, n in zip(page.cursors, self._nodes(), strict=True)]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=PAGE))
     def nodes(self) -> list[T]:
         return self._nodes()
 

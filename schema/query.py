@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import DisableIntrospection
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
@@ -17,7 +17,6 @@ from .context import graph, with_warnings
 from .coverage import CoverageQueries
 from .diffs import DiffQueries
 from .facets import FacetQueries
-from .limits import Limits, QueryLimits
 from .mirrors import Mirror, MirrorQueries, find_mirror
 from .nodes import Node, parse_global_id
 from .packages import Package, PackageQueries, find_package
@@ -123,18 +122,10 @@ class CacheGraphSchema(strawberry.Schema):
                 log.error("unexpected error in %s", error.path, exc_info=error.original_error)
 
 
-def extensions_for(limits: Limits | None) -> list:
-    limits = limits or Limits()
-    extensions: list = [lambda: QueryLimits(limits=limits)]
-    if not limits.introspection:
-        extensions.append(DisableIntrospection)
-    return extensions
-
-
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
-    """The schema, refusing what ``limits`` forbid (the defaults when None)."""
+def build_schema(extensions: Sequence = ()) -> strawberry.Schema:
+    """The schema, with the Strawberry extensions that whoever executes it needs."""
     return CacheGraphSchema(
         query=Query,
         types=[Spec, Package, Stack, Compiler, Target, Tag, Mirror],
-        extensions=extensions_for(limits),
+        extensions=list(extensions),
     )

@@ -17,6 +17,7 @@ from graph.queries import SpecSelection
 from graph.search import search as search_specs
 
 from .context import graph, warn
+from .cost import WHEN_TRANSITIVE, cost
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
 
@@ -44,12 +45,13 @@ TRANSITIVE = "Every spec reached through any chain of such edges, not only direc
 class Spec(Node):
     hash: str = strawberry.field(description="The 32-character Spack hash.")
     version: str
-    versions: list[str]
+    versions: list[str] = strawberry.field(metadata=cost(items=10))
     os: str
     platform: str
     variants: list[str] = strawberry.field(
+        metadata=cost(items=20),
         description="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
-        "'amdgpu_target:=gfx90a'."
+        "'amdgpu_target:=gfx90a'.",
     )
     size: float | None = strawberry.field(
         description="The size of the spec's binary tarball in bytes; null when no source says."
@@ -88,13 +90,15 @@ class Spec(Node):
 
         return Target(name=self.target)
 
-    @strawberry.field(description="Stacks this spec is in, ordered by name.")
+    @strawberry.field(
+        metadata=cost(items=10), description="Stacks this spec is in, ordered by name."
+    )
     def stacks(self: SpecRecord, tag: str | None = None) -> list[StackRef]:
         from .stacks import Stack
 
         return [Stack(name=s) for s in sorted(self.stacks_in(tag))]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=20))
     def tags(self: SpecRecord) -> list[TagRef]:
         from .tags import Tag
 
@@ -109,7 +113,9 @@ class Spec(Node):
             self.target,
         )  # fmt: skip
 
-    @strawberry.field(description="The mirrors holding this spec, ordered by name.")
+    @strawberry.field(
+        metadata=cost(items=10), description="The mirrors holding this spec, ordered by name."
+    )
     def mirrors(self: SpecRecord, info: Info) -> list[MirrorRef]:
         from .mirrors import Mirror
 
@@ -123,8 +129,9 @@ class Spec(Node):
         return self.tarball or None
 
     @strawberry.field(
+        metadata=cost(items=100, walks=WHEN_TRANSITIVE),
         description="What it depends on: direct dependencies, or with transitive every node of "
-        "its DAG but itself; in spec order."
+        "its DAG but itself; in spec order.",
     )
     def dependencies(
         self: SpecRecord,
@@ -135,8 +142,9 @@ class Spec(Node):
         return queries.dependencies(graph(info), self.hash, deptype, bool(transitive))
 
     @strawberry.field(
+        metadata=cost(items=100, walks=WHEN_TRANSITIVE),
         description="What depends on it: directly, or with transitive through any chain; "
-        "in spec order."
+        "in spec order.",
     )
     def dependents(
         self: SpecRecord,
@@ -163,7 +171,10 @@ class Spec(Node):
         _, last = seen(self)
         return None if last is None else Tag(name=last)
 
-    @strawberry.field(description="How many specs dependencies(deptype, transitive) gives.")
+    @strawberry.field(
+        metadata=cost(walks=WHEN_TRANSITIVE),
+        description="How many specs dependencies(deptype, transitive) gives.",
+    )
     def dependency_count(
         self: SpecRecord,
         info: Info,
@@ -172,7 +183,10 @@ class Spec(Node):
     ) -> int:
         return queries.dependency_count(graph(info), self.hash, deptype, bool(transitive))
 
-    @strawberry.field(description="How many specs dependents(deptype, transitive) gives.")
+    @strawberry.field(
+        metadata=cost(walks=WHEN_TRANSITIVE),
+        description="How many specs dependents(deptype, transitive) gives.",
+    )
     def dependent_count(
         self: SpecRecord,
         info: Info,
@@ -342,8 +356,9 @@ class SpecQueries:
         return spec_connection(info, spec_query(filter, order_by), first, after)
 
     @strawberry.field(
+        metadata=cost(walks=True),
         description="Specs matching free text: package names, versions, variants, hash "
-        "prefixes; best matches first. Every word must match; the ranking is in the README."
+        "prefixes; best matches first. Every word must match; the ranking is in the README.",
     )
     def search(
         self, info: Info, text: str, first: int | None = 50, after: str | None = None
@@ -368,8 +383,9 @@ class SpecQueries:
         return spec_connection(info, query, first, after)
 
     @strawberry.field(
+        metadata=cost(items=20, walks=True),
         description="A shortest chain of dependencies from one spec to another (hashes or "
-        "unique prefixes), both ends included; null when there is none."
+        "unique prefixes), both ends included; null when there is none.",
     )
     def dependency_path(
         self,

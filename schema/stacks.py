@@ -11,6 +11,7 @@ from strawberry.types import Info
 from graph import queries
 
 from .context import graph
+from .cost import cost
 from .nodes import Node, global_id
 from .packages import PackageGroup
 
@@ -37,22 +38,26 @@ class Stack(PackageGroup, Node):
     def id(self) -> strawberry.ID:
         return global_id("Stack", self.name)
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(walks=True))
     def package_count(self, info: Info, tag: str | None = None) -> int:
         return len(queries.packages_with(graph(info), "stack", self.name, tag))
 
-    @strawberry.field(description="Sum of the known tarball sizes of its specs, in bytes.")
+    @strawberry.field(
+        metadata=cost(walks=True),
+        description="Sum of the known tarball sizes of its specs, in bytes.",
+    )
     def total_bytes(self, info: Info, tag: str | None = None) -> float:
         return queries.stack_holding(graph(info), self.name, tag).total_bytes
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=50))
     def tags(self, info: Info) -> list[TagRef]:
         from .tags import Tag
 
         return [Tag(name=t) for t in queries.tags_of(graph(info), "stack", self.name)]
 
     @strawberry.field(
-        description="Every other stack that shares at least one spec with this one, largest first."
+        metadata=cost(items=100),
+        description="Every other stack that shares at least one spec with this one, largest first.",
     )
     def overlaps(self, info: Info, tag: str | None = None) -> list[StackOverlap]:
         return queries.overlaps_of(graph(info), self.name, tag)
@@ -77,7 +82,7 @@ class StackOverlap:
     def is_type_of(cls, obj: object, info: object) -> bool:
         return isinstance(obj, queries.Overlap | cls)
 
-    @strawberry.field(description="The two stacks, ordered by name.")
+    @strawberry.field(metadata=cost(items=2), description="The two stacks, ordered by name.")
     def stacks(self: queries.Overlap) -> list[Stack]:
         return _pair(self.pair)
 
@@ -98,13 +103,14 @@ class StackQueries:
     def stack(self, info: Info, name: str) -> Stack | None:
         return find_stack(info, name)
 
-    @strawberry.field(description="Stacks, ordered by name.")
+    @strawberry.field(metadata=cost(items=100), description="Stacks, ordered by name.")
     def stacks(self, info: Info, tag: str | None = None) -> list[Stack]:
         return [Stack(name=n) for n in queries.names_in_scope(graph(info), "stack", tag)]
 
     @strawberry.field(
+        metadata=cost(items=1000),
         description="Every pair among the given stacks (all stacks when omitted) that shares at\n"
-        "least one spec, largest sharedSpecCount first, ties by the pair's names."
+        "least one spec, largest sharedSpecCount first, ties by the pair's names.",
     )
     def stack_overlaps(
         self, info: Info, stacks: list[str] | None = None, tag: str | None = None

@@ -8,6 +8,7 @@ from strawberry.types import Info
 from graph import queries
 
 from .context import graph
+from .cost import cost
 from .nodes import Node, global_id
 from .stacks import Stack
 
@@ -20,11 +21,11 @@ class Tag(Node):
     def id(self) -> strawberry.ID:
         return global_id("Tag", self.name)
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(items=100))
     def stacks(self, info: Info) -> list[Stack]:
         return [Stack(name=n) for n in queries.names_in_scope(graph(info), "stack", self.name)]
 
-    @strawberry.field
+    @strawberry.field(metadata=cost(walks=True))
     def package_count(self, info: Info) -> int:
         return len(queries.names_in_scope(graph(info), "package", self.name))
 
@@ -53,7 +54,7 @@ class TagQueries:
     def tag(self, info: Info, name: str) -> Tag | None:
         return find_tag(info, name)
 
-    @strawberry.field(description="Tags, ordered by name.")
+    @strawberry.field(metadata=cost(items=100), description="Tags, ordered by name.")
     def tags(self, info: Info) -> list[Tag]:
         return [Tag(name=n) for n in queries.tag_names(graph(info))]
 

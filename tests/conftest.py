@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from graphql import parse
 
+from cachegraph.execution import compiled
 from graph import CacheGraph, load
-from schema import compiled, schema
+from schema import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"
@@ -49,13 +51,13 @@ def data_graph(shared_data: Path) -> CacheGraph:
 def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dict:
     """The JSON a client gets: data, errors as messages, and extensions when there are any.
 
-    Every query also goes through the direct path (``schema.compiled``) when it
+    Every query also goes through the direct path (``cachegraph.execution.compiled``) when it
     has a Plan, which must give the same data, or no answer when there are errors.
     """
     context = {"graph": graph}
     result = schema.execute_sync(query, variable_values=variables, context_value=context)
     if not result.errors or any(e.path for e in result.errors):  # valid: executed
-        plan = compiled.plan(schema, query, None)
+        plan = compiled.plan(schema, parse(query), None)
         if plan is not None:
             assert plan.answer(variables, context) == (None if result.errors else result.data)
     body: dict = {"data": result.data}

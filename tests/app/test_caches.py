@@ -28,7 +28,7 @@ def cache_counts(client: TestClient) -> dict[str, float]:
 
 
 def test_a_repeated_operation_is_answered_from_the_cache_until_a_reload(data: Path):
-    settings = Settings(data=(str(data),), admin_token=TOKEN, response_cache=10)
+    settings = Settings(data=(str(data),), admin_token=TOKEN, response_cache=1_000_000)
     with TestClient(create_app(settings=settings)) as client:
         assert client.post("/graphql", json=STATS).json() == ONE_PAGE
         assert client.post("/graphql", json=STATS).json() == ONE_PAGE
@@ -42,7 +42,7 @@ def test_a_repeated_operation_is_answered_from_the_cache_until_a_reload(data: Pa
 
 def test_other_variables_or_errors_are_not_answered_from_the_cache(data: Path):
     query = "query($h: String!) { spec(hash: $h) { package { name } } }"
-    settings = Settings(data=(str(data),), response_cache=10)
+    settings = Settings(data=(str(data),), response_cache=1_000_000)
     with TestClient(create_app(settings=settings)) as client:
         for h in ("abc", "abc", "zzzzzzzz", "zzzzzzzz"):
             client.post("/graphql", json={"query": query, "variables": {"h": h}})
@@ -55,6 +55,27 @@ def test_without_a_cache_every_operation_is_executed(data: Path):
         for _ in range(3):
             assert client.post("/graphql", json=STATS).json() == ONE_PAGE
         assert cache_counts(client) == {}
+
+
+def cache_metrics(client: TestClient, cache: str) -> dict[str, float]:
+    text = client.get("/metrics").text
+    found = re.findall(rf'cachegraph_cache_(\w+)\{{cache="{cache}"\}} (\S+)', text)
+    return {name: float(value) for name, value in found}
+
+
+def test_the_response_cache_holds_no_more_bytes_than_its_budget(seeds_graph):
+    budget = 32_000  # an entry over 4,000 bytes (an eighth) is not kept
+    small = "{ specs(first: 20) { nodes { hash specString } } }"  # answers of 2.9 kB
+    with TestClient(create_app(seeds_graph, settings=Settings(response_cache=budget))) as client:
+        for n in range(40):  # forty distinct texts: 117 kB of answers
+            assert len(client.post("/graphql", json={"query": small + " " * n}).content) == 2_919
+        found = cache_metrics(client, "responses")
+        assert found["budget_bytes"] == budget
+        assert 0 < found["bytes"] <= budget
+        assert found["entries"] + found["evictions"] == 40
+        large = "{ specs(first: 100) { nodes { hash specString } } }"  # 14.5 kB: not kept
+        assert len(client.post("/graphql", json={"query": large}).content) == 14_568
+        assert cache_metrics(client, "responses")["entries"] == found["entries"]
 
 
 def wait_for(path: Path, seconds: float = 10) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cachegraph.cli import parser
+from cachegraph.execution import Limits
 from cachegraph.settings import Settings, from_arguments, markdown_table
 from graph import MirrorSource
-from schema.limits import Limits
 from tests.app.test_serve import free_port, post, wait_healthy
 from tests.conftest import ROOT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph import load, model, queries
+from graph import load, queries
 from tests.conftest import SEEDS
 
 
@@ -23,8 +23,18 @@ def test_answers_for_a_tag_that_is_not_loaded_are_empty_and_not_kept(graph):
     assert set(graph.memo) == kept
 
 
-def test_answers_keyed_by_client_names_are_kept_up_to_a_bound(graph, monkeypatch):
-    monkeypatch.setattr(model, "KEPT", 3)
-    for n in range(10):
-        assert queries.package_facts(graph, f"no-such-package-{n}").spec_count == 0
-    assert len(graph._kept) == 3
+def test_answers_keyed_by_client_names_are_kept_within_a_byte_budget(graph):
+    graph.kept_answers.budget = 200_000
+    for n in range(50):
+        # A name of 20 kB: a budget by count would keep all fifty (a megabyte).
+        name = f"no-such-package-{n}-" + "x" * 20_000
+        assert queries.package_facts(graph, name).spec_count == 0
+    assert 0 < graph.kept_answers.bytes <= 200_000
+    assert len(graph.kept_answers) < 10
+    assert graph.kept_answers.evictions == 50 - len(graph.kept_answers)
+
+
+def test_an_answer_larger_than_an_eighth_of_the_budget_is_not_kept(graph):
+    graph.kept_answers.budget = 80_000
+    assert queries.package_facts(graph, "x" * 20_000).spec_count == 0
+    assert (len(graph.kept_answers), graph.kept_answers.bytes) == (0, 0)

@@ -1,19 +1,17 @@
 """The direct path over HTTP: an operation seen before is answered from its compiled
-plan (``schema.compiled``), sparing Strawberry's layers, with the same JSON."""
+plan (``cachegraph.execution.compiled``), sparing Strawberry's layers, with the same JSON."""
 
 from __future__ import annotations
 
-import math
 import re
 
 import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
-from cachegraph.view import _inline
+from cachegraph.execution import Executor, Limits, Operation, schema_extensions
 from graph import CacheGraph
-from schema import compiled, schema
-from schema.limits import Checked
+from schema import build_schema
 from tests.conftest import execute
 
 POINT = "query($h: String!) { spec(hash: $h) { hash version compiler { name } } }"
@@ -74,21 +72,35 @@ def test_a_fault_on_the_direct_path_is_reported_by_the_standard_one(client):
     assert executions(client) == {"standard": 2.0}
 
 
+WALKING = "{ specs(first: 5) { totalCount nodes { hash } } }"
+
+
 @pytest.mark.parametrize(
-    ("cost", "walks", "latest", "inline"),
+    ("query", "latest", "inline"),
     [
-        (10, False, math.inf, True),
-        (10_000, False, math.inf, False),
-        (10_000, False, 0.0005, True),
-        (10_000, False, 0.5, False),
-        (10, True, 0.0005, False),
+        (PAGE, 0.0005, True),
+        (PAGE, 0.5, False),
+        (WALKING, 0.0005, False),
     ],
-    ids=["small", "large, not answered yet", "large, fast last time", "slow last time", "walks"],
+    ids=["fast last time", "slow last time", "may walk every spec"],
 )
-def test_an_operation_runs_on_the_event_loop_when_small_or_fast_the_last_time(
-    cost, walks, latest, inline
+def test_an_operation_runs_on_the_event_loop_only_when_fast_the_last_time(
+    seeds_graph, query, latest, inline
 ):
-    plan = compiled.plan(schema, PAGE + "# a plan of this test's own", None)
-    plan.latest = latest
-    assert _inline(Checked(cost, walks), plan) is inline
-    assert _inline(None, plan) is False  # not checked before: the standard path, in a thread
+    executor = Executor(build_schema(schema_extensions(Limits())))
+    op = Operation(query, {"s": "root"})
+    assert executor.runs_inline(op) is False  # not seen: the standard path, in a thread
+    answers = [executor.run(op, {"graph": seeds_graph}) for _ in range(2)]
+    assert answers[0] == answers[1]
+    executor.prepared.get(query).plans[None].latest = latest
+    assert executor.runs_inline(op) is inline
+
+
+def test_introspection_never_runs_on_the_event_loop(seeds_graph):
+    executor = Executor(build_schema(schema_extensions(Limits())))
+    op = Operation("{ __schema { queryType { name } } }")
+    for _ in range(3):
+        assert executor.run(op, {"graph": seeds_graph}) == {
+            "data": {"__schema": {"queryType": {"name": "Query"}}}
+        }
+    assert executor.runs_inline(op) is False

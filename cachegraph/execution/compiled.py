@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -49,12 +50,13 @@ from graphql import (
     is_list_type,
     is_non_null_type,
     is_object_type,
-    parse,
 )
 from graphql.execution.values import VariableValues
 from graphql.language import ListValueNode, ObjectValueNode, ValueNode, VariableNode
 from strawberry import Schema
 from strawberry.types.arguments import convert_arguments
+
+from graph.errors import TimedOut
 
 #: (value, run) -> the value as JSON
 Complete = Callable[[Any, "Run"], Any]
@@ -101,19 +103,19 @@ class Plan:
         started = time.perf_counter()
         try:
             return self._complete(root, Run(context, values))
+        except TimedOut:
+            raise  # not a fault: the operation must stop
         except Exception:  # any fault: the standard way reports it
             return None
         finally:
             self.latest = time.perf_counter() - started
 
 
-@functools.lru_cache(maxsize=1024)
-def plan(schema: Schema, query: str, operation_name: str | None) -> Plan | None:
-    """The Plan of a query operation of a valid query text; None when it has none.
+def plan(schema: Schema, document: DocumentNode, operation_name: str | None) -> Plan | None:
+    """The Plan of a query operation of a valid document; None when it has none.
 
-    Only for a text already validated against ``schema``: this does not validate.
+    Only for a document already validated against ``schema``: this does not validate.
     """
-    document = parse(query)
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     if operation_name is not None:
         operations = [o for o in operations if o.name and o.name.value == operation_name]

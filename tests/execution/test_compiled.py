@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import pytest
 import strawberry
+from graphql import parse
 
+from cachegraph.execution import compiled
 from graph import CacheGraph
-from schema import compiled, schema
+from schema import schema
 from tests.conftest import execute
 
 HASH = "drrds2oxjpmqdoamsywhkl7us3fa3kor"  # py-ml-dtypes 0.4.0 in the seeds
 
 
 def answer(graph: CacheGraph, query: str, variables: dict | None = None) -> dict | None:
-    plan = compiled.plan(schema, query, None)
+    plan = compiled.plan(schema, parse(query), None)
     assert plan is not None
     return plan.answer(variables, {"graph": graph})
 
@@ -56,7 +58,7 @@ def test_fragments_aliases_and_typename_are_answered_as_the_standard_path_does(s
     ids=["introspection", "directive", "abstract type", "fragment on an interface", "mutation"],
 )
 def test_what_only_the_standard_path_answers_gets_no_plan(query):
-    assert compiled.plan(schema, query, None) is None
+    assert compiled.plan(schema, parse(query), None) is None
 
 
 @pytest.mark.parametrize(
@@ -129,7 +131,7 @@ TINY = strawberry.Schema(query=Broken)
 )
 def test_a_value_the_schema_refuses_gives_no_answer(query):
     assert TINY.execute_sync(query).errors
-    assert compiled.plan(TINY, query, None).answer(None, None) is None
+    assert compiled.plan(TINY, parse(query), None).answer(None, None) is None
 
 
 def test_values_the_schema_takes_are_answered_as_the_standard_path_does():
@@ -142,4 +144,4 @@ def test_values_the_schema_takes_are_answered_as_the_standard_path_does():
         "share": 0.25,
     }
     assert TINY.execute_sync(query).data == expected
-    assert compiled.plan(TINY, query, None).answer(None, None) == expected
+    assert compiled.plan(TINY, parse(query), None).answer(None, None) == expected

@@ -1,0 +1,63 @@
+"""A time limit that long-running loops check, so that work nobody waits for stops.
+
+The server answers an operation within a time limit; past it the client gets
+an error, and the work must stop too, not run on in an abandoned thread.
+Loops that may run long (paging, counting, walking DAGs, scanning candidates)
+call ``check()`` or iterate through ``checked()``; both raise ``TimedOut``
+once the deadline that ``until`` set for this context has passed. Without a
+deadline they cost a context-variable read.
+
+>>> with until(time.monotonic() - 1):
+...     check()
+Traceback (most recent call last):
+...
+graph.errors.TimedOut: the operation ran past its time limit
+>>> sum(checked(range(10)))
+45
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from typing import TypeVar
+
+from .errors import TimedOut
+
+T = TypeVar("T")
+
+#: When the current operation must stop (time.monotonic()); none by default.
+_DEADLINE: ContextVar[float] = ContextVar("deadline", default=math.inf)
+#: Items ``checked`` yields between two looks at the clock.
+EVERY = 1024
+
+
+@contextlib.contextmanager
+def until(when: float) -> Iterator[None]:
+    """Within this block, ``check`` raises TimedOut once ``time.monotonic()`` passes ``when``."""
+    token = _DEADLINE.set(when)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check() -> None:
+    """Raise TimedOut if the current operation's deadline has passed."""
+    if time.monotonic() > _DEADLINE.get():
+        raise TimedOut
+
+
+def checked(items: Iterable[T], every: int = EVERY) -> Iterator[T]:
+    """``items``, checking the deadline every ``every`` of them."""
+    when = _DEADLINE.get()
+    if when == math.inf:
+        yield from items
+        return
+    for i, item in enumerate(items):
+        if not i % every and time.monotonic() > when:
+            raise TimedOut
+        yield item

@@ -1,0 +1,51 @@
+"""What a field may cost, declared on the field itself: ``strawberry.field(metadata=cost(...))``.
+
+Whoever executes a request measures an operation before running it: how many
+objects each list field returns for one parent (its ``first``, else what is
+declared here), and whether a field may walk the whole data (then the answer
+is never guessed to be quick). A list-returning field without a declaration
+fails a test, so a new field cannot be forgotten.
+
+>>> cost(items=10)
+{'cost': Cost(items=10, walks=False)}
+>>> Cost(walks=WHEN_TRANSITIVE).may_walk({"transitive": True}), Cost().may_walk({})
+(True, False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+#: A connection's ``edges`` or ``nodes``: the page its ``first`` sized, already counted.
+PAGE = "page"
+#: Walks only when the field's ``transitive`` argument is true (a spec's direct ones are a lookup).
+WHEN_TRANSITIVE = "transitive"
+
+
+@dataclass(frozen=True)
+class Cost:
+    #: objects one call returns, for a list field without ``first``; PAGE for a page's items
+    items: int | Literal["page"] | None = None
+    #: whether one call may walk every spec: True, False, or WHEN_TRANSITIVE
+    walks: bool | Literal["transitive"] = False
+
+    def may_walk(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these arguments may walk every spec (a variable counts as true)."""
+        if self.walks == WHEN_TRANSITIVE:
+            return arguments.get("transitive", False) is not False
+        return bool(self.walks)
+
+
+def cost(items: int | Literal["page"] | None = None, walks: bool | str = False) -> dict:
+    """The field metadata declaring a cost."""
+    return {"cost": Cost(items, walks)}
+
+
+#: What a field that declares nothing costs: one object, no walk.
+UNDECLARED = Cost()
+
+
+def declared(metadata: Any) -> Cost | None:
+    """The Cost declared in a field's metadata, if any."""
+    return (metadata or {}).get("cost")
