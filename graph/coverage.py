@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import deadline
 from .dag import reached
 from .likeness import own_key
 from .lockfiles import Environment
@@ -75,7 +76,7 @@ def hashes_coverage(
 ) -> Coverage:  # fmt: skip
     """The same for a list of full hashes (no environment: no lookalikes, no roots)."""
     found = []
-    for hash in dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes):
+    for hash in deadline.checked(dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes)):
         found.append(_entry(cg, hash, cg.spec(hash), tag, stacks))
     return Coverage(tuple(found), ())
 

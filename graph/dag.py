@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from . import deadline
 from .model import CacheGraph
 
 
@@ -48,6 +49,7 @@ def reached_mask(indptr: np.ndarray, indices: np.ndarray, starts: Iterable[int])
     last = np.empty(n, np.int64)
     frontier = np.unique(np.fromiter(starts, np.int64))
     while frontier.size:
+        deadline.check()
         low, lengths = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
         total = int(lengths.sum())
         if not total:
@@ -99,6 +101,7 @@ def reached(neighbors: Callable[[int], Iterable[int]], starts: Iterable[int]) ->
     for r in starts:
         frontier.update(neighbors(r))
     while frontier:
+        deadline.check()
         seen |= frontier
         found: set[int] = set()
         for r in frontier:

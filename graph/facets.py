@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from . import deadline
 from .model import CacheGraph, SpecRecord
 from .queries import SpecQuery, counts_in_tag, select_specs
 
@@ -66,7 +67,7 @@ def _whole(cg: CacheGraph, tag: str | None) -> Facets:
     """Every facet over all specs (or one tag's), from the lengths of the rank indices."""
     counts = {name: Counter() for name in FACETS}
     if tag is None:
-        for (kind, value, scope), ranks in cg.index.items():
+        for (kind, value, scope), ranks in deadline.checked(cg.index.items()):
             if kind in counts and scope is None:
                 counts[kind][value] = len(ranks)
         return Facets(len(cg.ordered), {name: _ranked(c) for name, c in counts.items()})

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import networkx as nx
 
-from . import satisfies
+from . import deadline, satisfies
 from .dag import all_dependents, dependents_csr
 from .errors import AmbiguousHash, BadArgument, HashTooShort
 from .model import CacheGraph, MirrorInfo, SpecRecord
@@ -176,10 +176,12 @@ class SpecSelection:
                 )
             start = self._position(rank) + 1 if self.positional else bisect_right(self.ranks, rank)
         ordered, ranks, test = self.cg.ordered, self.ranks, self.test
-        for i in range(start, len(ranks)):
-            spec = ordered[ranks[i]]
-            if test is None or test(spec):
-                yield spec
+        for block in range(start, len(ranks), deadline.EVERY):
+            deadline.check()  # a page of a million specs, or a count of them, may take long
+            for i in range(block, min(block + deadline.EVERY, len(ranks))):
+                spec = ordered[ranks[i]]
+                if test is None or test(spec):
+                    yield spec
 
     def _position(self, rank: int) -> int:
         if self.query is None:  # a list made for one request (a search): no kept positions
@@ -637,6 +639,7 @@ def _reached(
     seen: set[tuple[str, str]] = set()
     frontier: Iterable[tuple[str, str]] = (start,)
     while frontier:
+        deadline.check()
         found: set[tuple[str, str]] = set()
         for node in frontier:
             found.update(neighbors(node))

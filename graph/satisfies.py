@@ -19,6 +19,7 @@ from itertools import chain
 
 import numpy as np
 
+from . import deadline
 from . import targets as archs
 from .constraints import Constraint, Node, Variant, parse
 from .dag import dependents_csr, reached_mask
@@ -279,7 +280,7 @@ def virtual_providers(cg: CacheGraph) -> dict[str, list[int]]:
 
     def compute() -> dict[str, list[int]]:
         found: dict[str, set[int]] = {}
-        for (_, child), (_, virtuals) in cg.deps.items():
+        for (_, child), (_, virtuals) in deadline.checked(cg.deps.items()):
             for virtual in virtuals:
                 found.setdefault(virtual, set()).add(cg.rank[child])
         return {v: sorted(ranks) for v, ranks in found.items()}

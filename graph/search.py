@@ -20,6 +20,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 
+from . import deadline
 from .errors import BadArgument
 from .model import CacheGraph, SpecRecord
 
@@ -67,7 +68,7 @@ def _search(cg: CacheGraph, words: list[str]) -> list[int]:
     found = min((_candidates(cg, w) for w in words), key=len)
     ordered = cg.ordered
     scored = []
-    for rank in found:
+    for rank in deadline.checked(found):
         total = 0
         for word in words:
             s = score(word, ordered[rank])

@@ -25,8 +25,9 @@ WHEN_TRANSITIVE = "transitive"
 
 @dataclass(frozen=True)
 class Cost:
-    #: objects one call returns, for a list field without ``first``; PAGE for a page's items
-    items: int | Literal["page"] | None = None
+    #: objects one call returns (a mean may be fractional), for a list field without
+    #: ``first``; PAGE for a page's items
+    items: float | Literal["page"] | None = None
     #: whether one call may walk every spec: True, False, or WHEN_TRANSITIVE
     walks: bool | Literal["transitive"] = False
 
@@ -37,7 +38,7 @@ class Cost:
         return bool(self.walks)
 
 
-def cost(items: int | Literal["page"] | None = None, walks: bool | str = False) -> dict:
+def cost(items: float | Literal["page"] | None = None, walks: bool | str = False) -> dict:
     """The field metadata declaring a cost."""
     return {"cost": Cost(items, walks)}
 

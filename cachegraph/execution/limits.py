@@ -17,8 +17,12 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLEnumType,
     GraphQLError,
+    GraphQLInputObjectType,
+    GraphQLInterfaceType,
     GraphQLNamedType,
+    GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
     IntValueNode,
@@ -30,6 +34,7 @@ from graphql import (
     VariableNode,
     get_named_type,
     get_nullable_type,
+    is_abstract_type,
     is_list_type,
     value_from_ast_untyped,
 )
@@ -73,7 +78,8 @@ class Measure:
     walk the whole data, and how many times it introspects the whole schema."""
 
     depth: int = 0
-    cost: int = 0
+    #: fractional where introspection sizes are means
+    cost: float = 0
     walks: bool = False
     schemas: int = 0
 
@@ -107,29 +113,48 @@ class Costs:
         return found
 
 
-def _introspection_sizes(schema: GraphQLSchema) -> dict[tuple[str, str], int]:
+def _introspection_sizes(schema: GraphQLSchema) -> dict[tuple[str, str], float]:
     """How many items each list of the introspection types holds: the whole count for the
-    schema's types and directives, the mean (rounded up) for the lists of one type or field."""
+    schema's types and directives; for the lists of one type or field, their mean over all
+    of them (a scalar has no fields: it counts as 0). ``ofType`` is a list of its own kind:
+    a type reference is ``d`` wrappers deep, a chain whose mean length a ratio of
+    ``d / (1 + d)`` per level gives."""
     named = list(schema.type_map.values())
-    with_fields = [t for t in named if hasattr(t, "fields") and not isinstance(t, type)]
-    fields = [f for t in with_fields for f in t.fields.values()]
+    objects = [t for t in named if isinstance(t, GraphQLObjectType | GraphQLInterfaceType)]
+    inputs = [t for t in named if isinstance(t, GraphQLInputObjectType)]
+    fields = [f for t in objects for f in t.fields.values()]
+    references = [f.type for f in fields] + [a.type for f in fields for a in f.args.values()]
+    references += [f.type for t in inputs for f in t.fields.values()]
 
-    def mean(counts: list[int]) -> int:
-        return max(1, math.ceil(sum(counts) / len(counts))) if counts else 1
+    def mean(counts: list[int], among: int = len(named)) -> float:
+        return sum(counts) / max(among, 1)
 
+    depth = mean([_wrappers(t) for t in references], len(references))
     return {
         ("__Schema", "types"): len(named),
         ("__Schema", "directives"): len(schema.directives),
-        ("__Type", "fields"): mean([len(t.fields) for t in with_fields]),
-        ("__Type", "inputFields"): mean([len(t.fields) for t in with_fields]),
-        ("__Type", "interfaces"): mean([len(getattr(t, "interfaces", ())) for t in named]),
+        ("__Type", "fields"): mean([len(t.fields) for t in objects]),
+        ("__Type", "inputFields"): mean([len(t.fields) for t in inputs]),
+        ("__Type", "interfaces"): mean([len(t.interfaces) for t in objects]),
         ("__Type", "possibleTypes"): mean([len(schema.get_possible_types(t)) for t in named
-                                            if getattr(t, "resolve_type", None) is not None]),
-        ("__Type", "enumValues"): mean([len(t.values) for t in named if hasattr(t, "values")]),
-        ("__Field", "args"): mean([len(f.args) for f in fields if hasattr(f, "args")]),
-        ("__Directive", "args"): mean([len(d.args) for d in schema.directives]),
-        ("__Directive", "locations"): mean([len(d.locations) for d in schema.directives]),
+                                            if is_abstract_type(t)]),
+        ("__Type", "enumValues"): mean([len(t.values) for t in named
+                                         if isinstance(t, GraphQLEnumType)]),
+        ("__Type", "ofType"): depth / (1 + depth),
+        ("__Field", "args"): mean([len(f.args) for f in fields], len(fields)),
+        ("__Directive", "args"): mean([len(d.args) for d in schema.directives],
+                                      len(schema.directives)),
+        ("__Directive", "locations"): mean([len(d.locations) for d in schema.directives],
+                                           len(schema.directives)),
     }  # fmt: skip
+
+
+def _wrappers(type_: Any) -> int:
+    """How many list and non-null wrappers a type reference has."""
+    count = 0
+    while hasattr(type_, "of_type"):
+        type_, count = type_.of_type, count + 1
+    return count
 
 
 class _Measurer:
@@ -306,6 +331,7 @@ def check_document(
             if d.default_value is not None
         }
         measure = _Measurer(costs, document, {**defaults, **(variables or {})}).operation(op)
+        measure.cost = math.ceil(measure.cost)
         if measure.depth > limits.max_depth:
             raise LimitExceeded(
                 "max_depth", limits.max_depth, f"the query nests {measure.depth} fields deep"

@@ -16,7 +16,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphql import DocumentNode, FieldNode, GraphQLError, VariableNode, parse
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    GraphQLError,
+    OperationDefinitionNode,
+    VariableNode,
+    parse,
+)
 from strawberry import Schema
 from strawberry.extensions import SchemaExtension
 
@@ -37,6 +44,8 @@ class Prepared:
     cost_variables: tuple[str, ...]
     #: about how many bytes this holds (the text, its document and its plans)
     size: int
+    #: the names of its operations (None for an anonymous one)
+    names: frozenset[str | None] = frozenset()
     measures: dict[tuple, Measured] = field(default_factory=dict)
     #: Strawberry's validation errors, once it has validated this text
     errors: list[GraphQLError] | None = None
@@ -61,7 +70,12 @@ class Prepared:
                     pending.append(node.selection_set)
         # Measured with tracemalloc: a document holds its text and about 500 bytes a
         # token; a plan about as much again.
-        return cls(query, document, tuple(sorted(names)), len(query) + 1_000 * tokens + 1_000)
+        operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+        given = frozenset(o.name.value if o.name else None for o in operations)
+        if len(operations) == 1:
+            given |= {None}  # the only operation runs without a name
+        size = len(query) + 1_000 * tokens + 1_000
+        return cls(query, document, tuple(sorted(names)), size, given)
 
     def known(self, name: str | None, variables: dict[str, Any] | None) -> Measured | None:
         """The operation's measure with these variables, if measured before."""
@@ -71,18 +85,23 @@ class Prepared:
             return None
 
     def _key(self, name: str | None, variables: dict[str, Any] | None) -> tuple:
-        return (name, *((variables or {}).get(n) for n in self.cost_variables))
+        """What the cost depends on; TypeError when that is not worth keeping: a name no
+        operation has, or a value that is no int or bool (a client may send megabytes)."""
+        values = tuple((variables or {}).get(n) for n in self.cost_variables)
+        if name not in self.names or not all(_small(v) for v in values):
+            raise TypeError("not kept")
+        return (name, *values)
 
     def measure(
         self, costs: Costs, limits: Limits, name: str | None, variables: dict[str, Any] | None
     ) -> Measured:
         """What the operation may cost with these variables; LimitExceeded if too much."""
-        key = self._key(name, variables)
         try:
+            key = self._key(name, variables)
             return self.measures[key]
         except KeyError:
             pass
-        except TypeError:  # a list or an object given as `first`: measured each time
+        except TypeError:  # not worth keeping: measured each time
             return check_document(costs, self.document, variables, limits, name)
         found = check_document(costs, self.document, variables, limits, name)
         if len(self.measures) >= _MEASURES_KEPT:
@@ -92,7 +111,7 @@ class Prepared:
 
     def plan(self, schema: Schema, name: str | None) -> compiled.Plan | None:
         """The operation's compiled plan, once Strawberry has found the text valid."""
-        if self.errors != []:
+        if self.errors != [] or name not in self.names:
             return None
         if name not in self.plans:
             self.plans[name] = compiled.plan(schema, self.document, name)
@@ -123,3 +142,7 @@ class Prechecked(SchemaExtension):
         yield
         if prepared is not None and prepared.errors is None:
             prepared.errors = list(ctx.pre_execution_errors or ())
+
+
+def _small(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and abs(value) < 2**31)

@@ -4,9 +4,13 @@ answers an ordinary query correctly."""
 from __future__ import annotations
 
 import pytest
+from graphql import get_introspection_query
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
+from cachegraph.execution import Executor, Limits, schema_extensions
+from cachegraph.execution.prepared import Prepared
+from schema import build_schema, schema
 
 STATS = {"query": "{ stats { packageCount specCount } }"}
 STATS_ANSWER = {"data": {"stats": {"packageCount": 4, "specCount": 454}}}
@@ -82,6 +86,14 @@ def then_still_serves(client):
             "{ " + "stats { specCount } " * 4000 + "}",
             refusal("max_tokens", 10000, "the query has more than 10000 tokens"),
             id="token bomb",
+        ),
+        pytest.param(
+            "{ "
+            + " ".join(f"s{i}: __schema {{ types {{ ...T }} }}" for i in range(98))
+            + " } fragment T on __Type { name fields { name type { ...R } } }"
+            " fragment R on __Type { kind name ofType { kind name ofType { kind name } } }",
+            refusal("max_introspection", 1, "the query introspects the whole schema 98 times"),
+            id="98 introspections of the schema",
         ),
         pytest.param(
             "{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
@@ -237,3 +249,24 @@ def test_a_variable_default_counts_as_if_written_in_place(client):
         json={"query": f"query($n: Int = 1000) {{ {body} }}", "variables": {"n": 1}},
     )
     assert "errors" not in sent.json()
+
+
+def leaves(value) -> int:
+    """How many leaf values a JSON answer holds."""
+    if isinstance(value, dict):
+        return sum(leaves(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(leaves(v) for v in value)
+    return 1
+
+
+def test_introspection_is_admitted_once_and_counted_near_its_size(client):
+    query = get_introspection_query()
+    response = client.post("/graphql", json={"query": query}).json()
+    assert "errors" not in response
+    assert len(response["data"]["__schema"]["types"]) == len(schema._schema.type_map)
+    executor = Executor(build_schema(schema_extensions(Limits())))
+    measured = Prepared.of(query, Limits()).measure(executor.costs, Limits(), None, None)
+    # The cost is an estimate from this schema's mean list lengths: near the real size.
+    assert leaves(response["data"]) / 3 <= measured.cost <= leaves(response["data"]) * 3
+    assert not measured.walks

@@ -1,0 +1,49 @@
+"""Work past the time limit stops: no abandoned thread runs on after the client got its
+timeout (issue: a 2.8 KB query kept a core busy for 230 s after its 10 s timeout)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from cachegraph import Settings, create_app
+from cachegraph.synth import synthesize
+from graph import CacheGraph, load
+from tests.app.test_limits import refusal
+
+#: 19 aliases of a thousand specs, each with the thousand specs of its target: millions
+#: of objects, sized by a variable's default.
+PAIR = "specs(first: $n) { nodes { target { specs(first: $n) { nodes { hash } } } } }"
+ATTACK = "query($n: Int = 1000) { " + " ".join(f"b{i}: {PAIR}" for i in range(19)) + " }"
+TIMEOUT = 0.5
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> CacheGraph:
+    out: Path = tmp_path_factory.mktemp("synth")
+    synthesize(out, 5000, 1, 3)
+    return load([out])[0]
+
+
+def cpu_seconds_while_idle(seconds: float = 1.0) -> float:
+    """CPU time this process spends in the next ``seconds`` while the test only waits."""
+    before = time.process_time()
+    time.sleep(seconds)
+    return time.process_time() - before
+
+
+def test_work_past_the_time_limit_stops_on_both_paths(graph):
+    settings = Settings(timeout=TIMEOUT, max_cost=10**9, response_cache=0)
+    answer = refusal("timeout", TIMEOUT, f"the query ran longer than {TIMEOUT:g} seconds")
+    with TestClient(create_app(graph, settings=settings)) as client:
+        for path in ("standard", "direct"):  # the first time validates; then the plan runs
+            started = time.monotonic()
+            assert client.post("/graphql", json={"query": ATTACK}).json() == answer, path
+            assert time.monotonic() - started < TIMEOUT + 0.5, path
+            assert cpu_seconds_while_idle() < 0.2, path
+        # and the server answers the next question
+        small = client.post("/graphql", json={"query": "{ stats { specCount } }"}).json()
+        assert small == {"data": {"stats": {"specCount": 5000}}}
