@@ -84,12 +84,14 @@ _MISSING = object()
 SAMPLE = 16
 
 
-def approximate_size(value: Any, depth: int = 3) -> int:
+def approximate_size(value: Any, depth: int = 8) -> int:
     """About how many bytes ``value`` holds: exact for strings, bytes and arrays, sampled
-    for containers (their first items taken as typical), a few levels deep.
+    for containers (their first SAMPLE items taken as typical), ``depth`` levels deep.
 
     >>> approximate_size("x" * 1000) > 1000, approximate_size(list(range(1000))) > 8000
     (True, True)
+    >>> approximate_size(((("x" * 10_000,),),)) > 10_000  # however deep a client nests it
+    True
     """
     size = sys.getsizeof(value)
     if isinstance(value, str | bytes | array | int | float) or depth == 0:
@@ -111,6 +113,7 @@ def approximate_size(value: Any, depth: int = 3) -> int:
     count = len(items)
     if count == 0:
         return size
-    sample = [item for item, _ in zip(items, range(SAMPLE), strict=False)]
+    # Fewer items looked at the deeper it goes: the work stays bounded at any depth.
+    sample = [item for item, _ in zip(items, range(max(1, SAMPLE >> (8 - depth))), strict=False)]
     sampled = sum(approximate_size(item, depth - 1) for item in sample)
     return size + sampled * count // len(sample)

@@ -68,13 +68,13 @@ class Prepared:
                     )
                 if getattr(node, "selection_set", None) is not None:
                     pending.append(node.selection_set)
-        # Measured with tracemalloc: a document holds its text and about 500 bytes a
-        # token; a plan about as much again.
+        # Measured with tracemalloc: a document holds its text, a copy of its comments
+        # and strings, and about 500 bytes a token; a plan about as much again.
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         given = frozenset(o.name.value if o.name else None for o in operations)
         if len(operations) == 1:
             given |= {None}  # the only operation runs without a name
-        size = len(query) + 1_000 * tokens + 1_000
+        size = 2 * len(query) + 1_000 * tokens + 1_000
         return cls(query, document, tuple(sorted(names)), size, given)
 
     def known(self, name: str | None, variables: dict[str, Any] | None) -> Measured | None:
