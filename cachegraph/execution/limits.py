@@ -4,6 +4,14 @@ A document is measured once, before the standard validation rules run, so a
 bomb (a thousand aliases, a fragment fan-out, nested ``first: 1000`` pages)
 is refused before any rule or resolver spends time on it. Every refusal is a
 ``LimitExceeded`` error naming the limit and its value.
+
+Why not Strawberry's ``MaxTokensLimiter``, ``MaxAliasesLimiter`` and
+``QueryDepthLimiter``: they refuse after parsing (the last two as validation
+rules), where ``scan_tokens`` refuses in one pass of the lexer before it.
+Measured on this machine: a 1,000-alias query refused in 48 ms here and 280 ms
+by the three extensions; 5,000 nested braces in 0.4 ms here and 10 ms there
+(graphql-core's parser stops them as "nested too deeply"). None of them
+measures cost, which needs the field declarations.
 """
 
 from __future__ import annotations

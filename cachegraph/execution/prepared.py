@@ -8,6 +8,12 @@ or ``transitive``) and its compiled plans are worked out once per text.
 Strawberry's standard execution reuses them through ``Prechecked``, a schema
 extension that gives it the parsed document and, once Strawberry's validation
 has run for this text, its result.
+
+Why not Strawberry's ``ParserCache`` and ``ValidationCache``: they are
+``functools.lru_cache``s bounded by entries, and a client who sends distinct
+900 kB texts grows a count-bounded cache by megabytes a request (the attack this
+replaced). The executor keeps Prepared entries in a cache bounded by bytes, with
+their measures and plans, which those caches have no place for.
 """
 
 from __future__ import annotations
