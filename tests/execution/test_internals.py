@@ -70,5 +70,4 @@ def test_the_graphql_core_schema_and_values_are_where_the_direct_path_finds_them
     definition = schema._schema.query_type.fields["spec"]
     node = graphql.parse('{ spec(hash: "abc") { hash } }').definitions[0].selection_set
     assert graphql.get_argument_values(definition, node.selections[0], None) == {"hash": "abc"}
-    assert isinstance(strawberry.Schema.get_field_for_type, object)
     assert isinstance(schema.get_type_by_name("Spec"), StrawberryObjectDefinition)
