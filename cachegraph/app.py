@@ -7,6 +7,7 @@ import contextlib
 import hmac
 import logging
 import signal
+import sys
 from collections.abc import AsyncIterator, Callable
 
 import strawberry
@@ -21,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from graph import CacheGraph
 from schema import build_schema
 
-from .execution import Executor, schema_extensions
+from .execution import SWITCH_SECONDS, Executor, schema_extensions
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
@@ -62,6 +63,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The event loop waits for the interpreter lock at each turn: see SWITCH_SECONDS.
+        sys.setswitchinterval(SWITCH_SECONDS)
         if state.graph is None:
             try:
                 await state.load()
@@ -120,6 +123,7 @@ def create_app(
         max_batch=settings.max_batch,
         budgets=settings.budgets(),
         metrics=metrics,
+        threads=settings.threads,
     )
     view = GraphQLView(executor, state, graphiql=settings.graphiql)
     routes = [

@@ -90,6 +90,9 @@ class Settings:
         30.0, "seconds a client may take to send a request body", "SECONDS"
     )
     timeout: float = _setting(10.0, "seconds one operation may run", "SECONDS")
+    threads: int = _setting(
+        4, "operations run at once in worker threads (others wait); more compete for Python's lock"
+    )
     response_cache: int = _setting(
         _BUDGETS.responses,
         "bytes of answers kept for repeated operations until the data changes; 0 turns it off",
@@ -174,6 +177,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
     "query_cache": (_at_least(0), "0 or more"),
+    "threads": (_at_least(1), "1 or more"),
     "answer_cache": (_at_least(0), "0 or more"),
 }
 

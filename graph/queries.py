@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import TypeVar
 
 import networkx as nx
+import numpy as np
 
 from . import deadline, satisfies
 from .dag import all_dependents, dependents_csr
@@ -185,14 +186,25 @@ class SpecSelection:
 
     def _position(self, rank: int) -> int:
         if self.query is None:  # a list made for one request (a search): no kept positions
-            positions: Mapping[int, int] = {r: i for i, r in enumerate(self.ranks)}
+            positions = _positions(self.ranks, len(self.cg.ordered))
         else:
             positions = self.cg.kept(
-                ("positions", self.query), lambda: dict(zip(self.ranks, itertools.count()))
+                ("positions", self.query), lambda: _positions(self.ranks, len(self.cg.ordered))
             )
-        if rank not in positions:
+        if positions[rank] < 0:
             raise BadArgument("the cursor names a spec that is not in this list; start again")
-        return positions[rank]
+        return int(positions[rank])
+
+
+def _positions(ranks: Sequence[int], total: int) -> np.ndarray:
+    """Where each rank stands in ``ranks`` (-1 when absent): 4 bytes a spec, not a dict's 100.
+
+    >>> _positions([4, 0, 2], 5).tolist()
+    [1, -1, 2, -1, 0]
+    """
+    positions = np.full(total, -1, np.int32)
+    positions[np.asarray(ranks, np.int64)] = np.arange(len(ranks), dtype=np.int32)
+    return positions
 
 
 def select_specs(cg: CacheGraph, q: SpecQuery) -> SpecSelection:

@@ -48,6 +48,11 @@ from .prepared import Prechecked, Prepared
 
 #: An answer the direct path computed this fast is worth no thread hand-off next time.
 INLINE_SECONDS = 0.002
+#: How often Python's interpreter lock passes between threads, set by the server at start
+#: (Python's default: 5 ms). The event loop waits for the lock at each turn, behind every
+#: busy worker thread: under bench/attacks.py, /healthz took 74 ms (p50) and 222 ms at
+#: most with the default, 16 ms and 66 ms at 1 ms (four worker threads).
+SWITCH_SECONDS = 0.001
 #: A request body larger than this is read and keyed in a worker thread, not on the loop.
 INLINE_BODY_BYTES = 64 * 1024
 BODY_SHAPE = "the body must be a JSON object, or an array of them (a batch)"
@@ -84,7 +89,9 @@ class Budgets:
 class Executor:
     """Executes operations on a schema under limits, a time limit and byte-bounded caches.
 
-    The schema must be built with ``SCHEMA_EXTENSIONS`` (see ``schema_extensions``).
+    The schema must be built with ``schema_extensions``. At most ``threads`` operations
+    run in worker threads at once (the rest wait their turn): more would only compete
+    for the interpreter lock, and with the event loop for it.
     """
 
     def __init__(
@@ -96,6 +103,7 @@ class Executor:
         max_batch: int = 10,
         budgets: Budgets | None = None,
         metrics: Metrics | None = None,
+        threads: int = 4,
     ) -> None:
         if Prechecked not in schema.extensions:
             raise ValueError("build the schema with execution.schema_extensions(limits)")
@@ -107,6 +115,8 @@ class Executor:
         self.prepared = BoundedCache(budgets.queries)
         self.responses = ResponseCache(budgets.responses)
         self.metrics = metrics or Metrics()
+        self.threads = threads
+        self._limiter: anyio.CapacityLimiter | None = None
 
     # -- HTTP ------------------------------------------------------------------------
 
@@ -200,10 +210,16 @@ class Executor:
             with anyio.fail_after(self.timeout):
                 # Abandoned at the deadline; the deadline stops what it still does.
                 return await anyio.to_thread.run_sync(
-                    self._within_time, work, abandon_on_cancel=True
+                    self._within_time, work, abandon_on_cancel=True, limiter=self._threads()
                 )
         except TimeoutError:
             return self._timed_out()
+
+    def _threads(self) -> anyio.CapacityLimiter:
+        # Made on first use, in the event loop it will serve.
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.threads)
+        return self._limiter
 
     def _timed_out(self) -> bytes:
         message = f"the query ran longer than {self.timeout:g} seconds"

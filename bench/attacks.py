@@ -1,0 +1,200 @@
+"""Adversarial load: hostile clients against a real Uvicorn while a prober times /healthz.
+
+    python bench/attacks.py [--clients 4] [--seconds 60] [--specs 20000]
+
+Each client repeats one of the attacks that once stalled, exhausted or killed the
+server (docs/reliability.md, "Attacks"), each request new (fresh variables, fresh
+texts), while a prober asks GET /healthz every 20 ms on a connection of its own.
+It prints a Markdown report for docs/reliability.md: how each attack was answered,
+/healthz latency under the attack, RSS over the run, and each cache's bytes.
+Targets: /healthz p99 and max within 100 ms; RSS growth within the caches' budgets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness import Connection, free_port, pct, rss_kb, wait_ready
+
+from cachegraph.synth import synthesize
+
+PAIR = "specs(first: $n) { nodes { target { specs(first: $n) { nodes { hash } } } } }"
+TYPE_REF = "fragment R on __Type { kind name ofType { kind name ofType { kind name } } }"
+
+
+def attack(kind: str, n: int) -> dict:
+    """Request ``n`` of one kind of attack: a new text or new variables each time."""
+    if kind == "default-variable pages":
+        query = "query($n: Int = 1000) { " + " ".join(f"b{i}: {PAIR}" for i in range(19)) + " }"
+        return {"query": query}
+    if kind == "heaviest admitted page":
+        # as costly as max_cost admits: runs until the time limit, then must stop
+        query = (
+            "{ specs(first: 1000) { nodes { target { specs(first: 48) { nodes { hash } } } } } }"
+        )
+        return {"query": query + " " * (n % 50)}
+    if kind == "98 introspections":
+        many = " ".join(f"s{i}: __schema {{ types {{ name fields {{ type {{ ...R }} }} }} }}"
+                        for i in range(98))  # fmt: skip
+        return {"query": "query($h: String!) { spec(hash: $h) { hash } " + many + " } " + TYPE_REF,
+                "variables": {"h": f"{n:07}"}}  # fmt: skip
+    if kind == "one introspection, fresh variables":
+        query = ("query($h: String!) { spec(hash: $h) { hash } __schema { types { name "
+                 "fields { name args { name type { ...R } } type { ...R } } } } } " + TYPE_REF
+                 )  # fmt: skip
+        return {"query": query, "variables": {"h": f"{n:07}"}}
+    if kind == "distinct 950 kB query texts":
+        return {"query": "{ stats { specCount } }\n#" + f"{n:08}" * 118_000}
+    if kind == "distinct 950 kB variables":
+        query = "query($s: String!) { specs(filter: {excludeStacks: [$s]}) { totalCount } }"
+        return {"query": query, "variables": {"s": f"{n:08}" * 118_000}}
+    if kind == "distinct 1000-spec answers":
+        query = ("query($v: String!) { specs(first: 1000, filter: {excludeStacks: [$v]}) "
+                 "{ nodes { hash specString } } }")  # fmt: skip
+        return {"query": query, "variables": {"v": f"s{n}"}}
+    raise ValueError(kind)
+
+
+KINDS = [
+    "default-variable pages",
+    "heaviest admitted page",
+    "98 introspections",
+    "one introspection, fresh variables",
+    "distinct 950 kB query texts",
+    "distinct 950 kB variables",
+    "distinct 1000-spec answers",
+]
+
+
+async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: float):
+    stop = time.monotonic() + seconds
+    outcomes: dict[str, Counter] = {k: Counter() for k in kinds}
+    health: list[float] = []
+    rss: list[int] = []
+
+    async def client(i: int) -> None:
+        kind, conn, n = kinds[i % len(kinds)], Connection(port), i * 1_000_000
+        while time.monotonic() < stop:
+            n += 1
+            body = json.dumps(attack(kind, n)).encode()
+            try:
+                status, raw = await conn.request("POST", "/graphql", body)
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                outcomes[kind]["connection failed"] += 1
+                await conn.close()
+                conn = Connection(port)
+                continue
+            answer = json.loads(raw)
+            errors = answer.get("errors") or []
+            code = errors[0].get("extensions", {}) if errors else {}
+            label = code.get("limit") or code.get("code") or ("error" if errors else "answered")
+            outcomes[kind][f"{status} {label}"] += 1
+        await conn.close()
+
+    async def sampler() -> None:
+        while time.monotonic() < stop:
+            rss.append(rss_kb(pid))
+            await asyncio.sleep(0.5)
+
+    # The prober is a process of its own: the attackers' JSON work would delay it here.
+    prober = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--probe", str(port), "--seconds", str(seconds),
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    attackers = (client(i) for i in range(clients * len(kinds)))
+    *_, (out, _) = await asyncio.gather(*attackers, sampler(), prober.communicate())
+    health.extend(json.loads(out))
+    return outcomes, health, rss
+
+
+async def probe(port: int, seconds: float) -> list[float]:
+    """GET /healthz every 20 ms for ``seconds``: how long each answer took."""
+    stop, conn, found = time.monotonic() + seconds, Connection(port), []
+    while time.monotonic() < stop:
+        started = time.perf_counter()
+        status, _ = await conn.request("GET", "/healthz")
+        found.append(time.perf_counter() - started)
+        assert status == 200
+        await asyncio.sleep(0.02)
+    await conn.close()
+    return found
+
+
+async def cache_bytes(port: int) -> dict[str, tuple[float, float]]:
+    conn = Connection(port)
+    _, raw = await conn.request("GET", "/metrics")
+    await conn.close()
+    text = raw.decode()
+    found: dict[str, tuple[float, float]] = {}
+    for cache, value in re.findall(r'cachegraph_cache_bytes\{cache="(\w+)"\} (\S+)', text):
+        budget = re.search(rf'cachegraph_cache_budget_bytes\{{cache="{cache}"\}} (\S+)', text)
+        found[cache] = (float(value), float(budget.group(1)))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=1, help="clients per kind of attack")
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--specs", type=int, default=20_000)
+    parser.add_argument("--probe", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.probe:
+        print(json.dumps(asyncio.run(probe(args.probe, args.seconds))))
+        return 0
+
+    work = Path(tempfile.mkdtemp(prefix="cachegraph-attacks-"))
+    synthesize(work / "data", args.specs, 2, 0)
+    port = free_port()
+    env = {**os.environ, "CACHEGRAPH_LOG_LEVEL": "warning", "MALLOC_ARENA_MAX": "2"}
+    command = ["cachegraph.cli", "serve", "--port", str(port), "--data", str(work / "data")]
+    server = subprocess.Popen([sys.executable, "-m", *command], env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_ready(port, server)
+        rss_start = rss_kb(server.pid)
+        outcomes, health, rss = asyncio.run(
+            run(port, server.pid, KINDS, args.clients, args.seconds)
+        )
+        time.sleep(2)  # what still runs after the clients stop: nothing, if work stops
+        rss_end = rss_kb(server.pid)
+        caches = asyncio.run(cache_bytes(port))
+        alive = server.poll() is None
+    finally:
+        server.terminate()
+        server.wait(10)
+
+    print(f"## Attacks: {args.clients} client(s) per kind, {args.seconds:g} s\n")
+    print(f"- data: {args.specs:,} generated specs; machine: {os.cpu_count()} cores, shared")
+    print(
+        f"- /healthz every 20 ms: {len(health):,} answers, p50 {pct(health, 0.5) * 1000:.1f} ms,"
+        f" p99 {pct(health, 0.99) * 1000:.1f} ms, max {max(health) * 1000:.1f} ms"
+    )
+    print(
+        f"- RSS: {rss_start / 1024:.0f} MB at start, peak {max(rss) / 1024:.0f} MB, "
+        f"{rss_end / 1024:.0f} MB at the end; the server {'ran on' if alive else 'DIED'}"
+    )
+    shown = ", ".join(f"{k} {b / 2**20:.1f} of {t / 2**20:.0f} MiB" for k, (b, t) in caches.items())
+    print(f"- caches at the end: {shown}\n")
+    print("| attack | answers |")
+    print("|---|---|")
+    for kind, counts in outcomes.items():
+        print(f"| {kind} | {', '.join(f'{n} × {label}' for label, n in counts.most_common())} |")
+    ok = alive and max(health) <= 0.1
+    print(f"\n{'PASS' if ok else 'FAIL'}: the server lived, /healthz always within 100 ms")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
