@@ -5,8 +5,10 @@
 Each client repeats one of the attacks that once stalled, exhausted or killed the
 server (docs/reliability.md, "Attacks"), each request new (fresh variables, fresh
 texts), while a prober asks GET /healthz every 20 ms on a connection of its own.
-It prints a Markdown report for docs/reliability.md: how each attack was answered,
-/healthz latency under the attack, RSS over the run, and each cache's bytes.
+It prints a Markdown report for docs/reliability.md: first each attack alone (time to
+answer and the server's RSS before and after, on a fresh server), and the bad data
+given to ``cachegraph validate`` (time and peak RSS); then all attacks at once: how
+each was answered, /healthz latency under them, RSS over the run, each cache's bytes.
 Targets: /healthz p99 and max within 100 ms; RSS growth within the caches' budgets.
 """
 
@@ -132,6 +134,58 @@ async def probe(port: int, seconds: float) -> list[float]:
     return found
 
 
+async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> list[tuple]:
+    """Each attack alone, ``times`` times: median time to answer, RSS before and after."""
+    found, conn = [], Connection(port)
+    for kind in kinds:
+        before, spent, answers = rss_kb(pid), [], Counter()
+        for n in range(times):
+            body = json.dumps(attack(kind, n)).encode()
+            started = time.perf_counter()
+            status, raw = await conn.request("POST", "/graphql", body)
+            spent.append(time.perf_counter() - started)
+            errors = json.loads(raw).get("errors") or [{}]
+            answers[f"{status} {errors[0].get('extensions', {}).get('limit', 'answered')}"] += 1
+        found.append((kind, answers, pct(spent, 0.5), before, rss_kb(pid)))
+    await conn.close()
+    return found
+
+
+def bad_data(work: Path) -> list[tuple[str, float, int, str]]:
+    """Each kind of hostile file given to ``cachegraph validate``: seconds, peak RSS, verdict."""
+    head = '---\ntitle: "zlib"\ncategories: [package, develop]\n'
+    bomb = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    bomb += [
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+    files = {
+        "nested 30,000 deep": head + "spec_details: " + "[" * 30_000 + "]" * 30_000 + "\n---\n",
+        "YAML alias bomb": head + "meta:\n  " + "\n  ".join(bomb) + "\nspec_details: []\n---\n",
+        "a FIFO": None,
+    }
+    found = []
+    for name, text in files.items():
+        folder = work / name.replace(" ", "-")
+        folder.mkdir()
+        path = folder / "page.md"
+        if text is None:
+            os.mkfifo(path)
+        else:
+            path.write_text(text)
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "cachegraph.cli", "validate", str(folder)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        out = child.stdout.read()
+        *_, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        verdict = next((line for line in out.splitlines() if "page.md" in line), out.strip())
+        found.append((name, seconds, usage.ru_maxrss, verdict.split("page.md", 1)[-1].strip(": ")))
+    return found
+
+
 async def cache_bytes(port: int) -> dict[str, tuple[float, float]]:
     conn = Connection(port)
     _, raw = await conn.request("GET", "/metrics")
@@ -149,6 +203,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=1, help="clients per kind of attack")
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--specs", type=int, default=20_000)
+    parser.add_argument("--each", type=int, default=20, help="requests of each attack alone")
     parser.add_argument("--probe", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
@@ -163,6 +218,7 @@ def main() -> int:
     server = subprocess.Popen([sys.executable, "-m", *command], env=env, stderr=subprocess.DEVNULL)
     try:
         wait_ready(port, server)
+        alone = asyncio.run(one_at_a_time(port, server.pid, KINDS, args.each))
         rss_start = rss_kb(server.pid)
         outcomes, health, rss = asyncio.run(
             run(port, server.pid, KINDS, args.clients, args.seconds)
@@ -175,7 +231,18 @@ def main() -> int:
         server.terminate()
         server.wait(10)
 
-    print(f"## Attacks: {args.clients} client(s) per kind, {args.seconds:g} s\n")
+    print(f"## Each attack alone, {args.each} times, on a fresh server\n")
+    print("| attack | answers | median time | RSS before → after |")
+    print("|---|---|---|---|")
+    for kind, answers, seconds, before, after in alone:
+        shown = ", ".join(f"{n} × {label}" for label, n in answers.most_common())
+        print(f"| {kind} | {shown} | {seconds * 1000:.1f} ms | {before / 1024:.0f} → "
+              f"{after / 1024:.0f} MB |")  # fmt: skip
+    print("\n| bad data given to `cachegraph validate` | time | peak RSS | reported |")
+    print("|---|---|---|---|")
+    for name, seconds, peak, verdict in bad_data(work):
+        print(f"| {name} | {seconds:.2f} s | {peak / 1024:.0f} MB | {verdict[:70]} |")
+    print(f"\n## All attacks at once: {args.clients} client(s) per kind, {args.seconds:g} s\n")
     print(f"- data: {args.specs:,} generated specs; machine: {os.cpu_count()} cores, shared")
     print(
         f"- /healthz every 20 ms: {len(health):,} answers, p50 {pct(health, 0.5) * 1000:.1f} ms,"

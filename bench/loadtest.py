@@ -2,6 +2,7 @@
 data is changed and reloaded, every answer checked against the data.
 
     python bench/loadtest.py [--clients 64] [--seconds 60] [--reloads 10] [--specs 20000]
+                             [--adversaries 1]
 
 It generates a page tree (``cachegraph synth``), starts ``cachegraph serve`` on it,
 and alternates the tree between two versions (one package page present, then
@@ -9,6 +10,12 @@ absent) with a POST /admin/reload each time. Each answer must equal what the
 schema answers in-process on one version or the other. It prints a Markdown
 report (for docs/reliability.md): requests, failures, wrong answers, latency,
 reload times, RSS growth, and how fast each kind of hostile request is refused.
+
+Beside the normal clients, ``--adversaries`` clients of each attack in
+``bench/attacks.py`` send a request at a time, a new text or new variables each,
+and another process asks GET /healthz every 20 ms. Their warm-up fills the caches
+(bounded by bytes, with smaller budgets than the defaults here so that they fill in
+the warm-up), so RSS growth over the run shows whether anything grows without bound.
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from attacks import KINDS, attack
 from harness import Connection, free_port, pct, rss_kb, wait_ready
 
 from cachegraph.synth import synthesize
@@ -35,6 +44,10 @@ from graph import load
 from schema import schema
 
 TOKEN = "loadtest-token"
+BENCH = Path(__file__).resolve().parent
+#: Cache budgets for the run: small enough for the warm-up's attacks to fill them.
+BUDGETS = {"CACHEGRAPH_QUERY_CACHE": "16777216", "CACHEGRAPH_RESPONSE_CACHE": "16777216",
+           "CACHEGRAPH_ANSWER_CACHE": "16777216"}  # fmt: skip
 
 
 def answer(graph, query: str, variables: dict) -> dict:
@@ -97,7 +110,9 @@ ATTACKS = {
 }
 
 
-async def run(args: argparse.Namespace, port: int, pid: int, cases, victim: Path, away: Path):
+async def run(
+    args: argparse.Namespace, port: int, pid: int, cases, victim: Path, away: Path, outcomes
+):
     stop = time.monotonic() + args.seconds
     latencies: list[float] = []
     counts = {"requests": 0, "failed": 0, "wrong": 0}
@@ -150,10 +165,34 @@ async def run(args: argparse.Namespace, port: int, pid: int, cases, victim: Path
             await asyncio.sleep(0.5)
 
     tasks = [asyncio.create_task(client(i)) for i in range(args.clients)]
+    tasks += [
+        asyncio.create_task(adversary(port, KINDS[i % len(KINDS)], i, stop, outcomes))
+        for i in range(args.adversaries * len(KINDS))
+    ]
     sampling = asyncio.create_task(sampler())
+    prober = await asyncio.create_subprocess_exec(
+        sys.executable, str(BENCH / "attacks.py"), "--probe", str(port),
+        "--seconds", str(args.seconds), stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
     reload_times = await reloader()
     await asyncio.gather(*tasks, sampling)
-    return counts, latencies, reload_times, rss_samples, wrong_examples
+    health = json.loads((await prober.communicate())[0])
+    return counts, latencies, reload_times, rss_samples, wrong_examples, health
+
+
+async def adversary(port: int, kind: str, seed: int, stop: float, outcomes: Counter) -> None:
+    """Send one kind of attack until ``stop``, a new request each time."""
+    conn, n = Connection(port), seed * 1_000_000
+    while time.monotonic() < stop:
+        n += 1
+        try:
+            status, _ = await conn.request("POST", "/graphql", json.dumps(attack(kind, n)).encode())
+            outcomes[status] += 1
+        except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+            outcomes["connection failed"] += 1
+            await conn.close()
+            conn = Connection(port)
+    await conn.close()
 
 
 async def attacks(port: int) -> dict[str, tuple[int, float]]:
@@ -180,6 +219,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--reloads", type=int, default=10)
     parser.add_argument("--specs", type=int, default=20_000)
+    parser.add_argument("--adversaries", type=int, default=1, help="clients per attack")
+    parser.add_argument("--warmup", type=float, default=30, help="seconds of attacks first")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="cachegraph-load-"))
@@ -204,15 +245,17 @@ def main() -> int:
         "CACHEGRAPH_ADMIN_TOKEN": TOKEN,
         "CACHEGRAPH_LOG_LEVEL": "warning",
         "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
+        **BUDGETS,
     }
     command = ["cachegraph.cli", "serve", "--port", str(port), "--data", str(data)]
     server = subprocess.Popen([sys.executable, "-m", *command], env=env, stderr=subprocess.DEVNULL)
     try:
         wait_ready(port, server)
-        warm = asyncio.run(warmup(port, cases))
+        warm = asyncio.run(warmup(port, cases, args.warmup))
         rss_start = rss_kb(server.pid)
-        counts, latencies, reloads, rss, wrong = asyncio.run(
-            run(args, port, server.pid, cases, victim, away)
+        outcomes: Counter = Counter()
+        counts, latencies, reloads, rss, wrong, health = asyncio.run(
+            run(args, port, server.pid, cases, victim, away, outcomes)
         )
         rss_end = rss_kb(server.pid)
         refused = asyncio.run(attacks(port))
@@ -245,6 +288,16 @@ def main() -> int:
     )
     print(f"- reloads: {len(reloads)}, each {min(reloads):.2f}–{max(reloads):.2f} s")
     print(
+        f"- beside them, {args.adversaries} client(s) of each of the {len(KINDS)} attacks in "
+        f"bench/attacks.py: {sum(outcomes.values()):,} requests, answered "
+        + ", ".join(f"{n:,} × {status}" for status, n in outcomes.most_common())
+    )
+    print(
+        f"- /healthz every 20 ms from another process: {len(health):,} answers, p50 "
+        f"{pct(health, 0.5) * 1000:.1f} ms, p99 {pct(health, 0.99) * 1000:.1f} ms, "
+        f"max {max(health) * 1000:.1f} ms"
+    )
+    print(
         f"- RSS: {rss_start / 1024:.0f} MB after warm-up, {rss_end / 1024:.0f} MB at the end "
         f"({growth:+.1%}); peak {max(rss) / 1024:.0f} MB (two graphs during a reload)\n"
     )
@@ -253,12 +306,20 @@ def main() -> int:
     for name, (status, ms, body) in refused.items():
         message = body["errors"][0]["message"]
         print(f"| {name} | {status} | {ms:.1f} ms | {message[:70]} |")
-    ok = counts["failed"] == 0 and counts["wrong"] == 0 and growth < 0.10
-    print(f"\n{'PASS' if ok else 'FAIL'}: zero failures, zero wrong answers, RSS growth < 10%")
+    ok = (
+        counts["failed"] == 0
+        and counts["wrong"] == 0
+        and growth < 0.10
+        and pct(health, 0.99) <= 0.1
+    )
+    print(
+        f"\n{'PASS' if ok else 'FAIL'}: zero failures, zero wrong answers, RSS growth < 10%, "
+        "/healthz p99 within 100 ms"
+    )
     return 0 if ok else 1
 
 
-async def warmup(port: int, cases) -> str:
+async def warmup(port: int, cases, seconds: float) -> str:
     conn = Connection(port)
     for _ in range(20):
         for _, query, variables, _ in cases:
@@ -267,7 +328,12 @@ async def warmup(port: int, cases) -> str:
     # A reload holds two graphs for a moment: the baseline includes that high-water mark.
     await conn.request("POST", "/admin/reload", headers=f"authorization: Bearer {TOKEN}\r\n")
     await conn.close()
-    return f"{20 * len(cases)} requests and one reload"
+    # The attacks fill every cache to its budget: the baseline includes them full.
+    stop, outcomes = time.monotonic() + seconds, Counter()
+    await asyncio.gather(
+        *(adversary(port, kind, i, stop, outcomes) for i, kind in enumerate(KINDS, 1000))
+    )
+    return f"{20 * len(cases)} requests, one reload and {seconds:g} s of attacks"
 
 
 if __name__ == "__main__":
