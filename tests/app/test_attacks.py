@@ -1,0 +1,115 @@
+"""Attacks on a real server process: what it keeps stays within its caches' budgets (its
+RSS measured), and /healthz keeps answering while operations compete for the threads."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_serve import free_port, post, wait_healthy
+
+pytestmark = pytest.mark.slow
+
+MB = 2**20
+
+
+def rss(pid: int) -> int:
+    """The process's resident set, in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def send(port: int, body: dict) -> dict:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
+
+
+@pytest.fixture
+def server():
+    """`cachegraph serve` on the seeds with 8 MiB caches: its port and process."""
+    port = free_port()
+    budgets = ["--query-cache", str(8 * MB), "--response-cache", str(8 * MB)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port), *budgets,
+         "--answer-cache", str(8 * MB)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    wait_healthy(port, process)
+    yield port, process
+    process.terminate()
+    process.wait(10)
+
+
+def test_distinct_large_texts_variables_and_answers_stay_within_the_budgets(server):
+    port, process = server
+    assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 454}}}
+    before = rss(process.pid)
+    for n in range(30):  # 28 MB of distinct query texts: +2.7 MB each, unbounded
+        text = "{ stats { specCount } }\n#" + f"{n:08}" * 118_000
+        assert send(port, {"query": text}) == {"data": {"stats": {"specCount": 454}}}
+    variables = "query($s: String!) { specs(filter: {excludeStacks: [$s]}) { totalCount } }"
+    for n in range(60):  # 57 MB of distinct variables: +1.9 MB each, unbounded
+        answer = send(port, {"query": variables, "variables": {"s": f"{n:08}" * 118_000}})
+        assert answer == {"data": {"specs": {"totalCount": 454}}}
+    page = (
+        "query($s: String!) { specs(first: 454, filter: {excludeStacks: [$s]}) "
+        "{ nodes { hash specString } } }"
+    )
+    for n in range(200):  # distinct 60 kB answers
+        assert (
+            len(send(port, {"query": page, "variables": {"s": f"s{n}"}})["data"]["specs"]["nodes"])
+            == 454
+        )
+    grown = rss(process.pid) - before
+    # Three caches of 8 MiB, and slack for the allocator: unbounded, it was over 250 MB.
+    assert grown <= 24 * MB + 40 * MB, f"RSS grew {grown / MB:.0f} MB"
+    assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 454}}}
+
+
+def test_healthz_answers_within_100_ms_while_four_clients_introspect(server):
+    port, _ = server
+    query = (
+        "query($h: String!) { spec(hash: $h) { hash } __schema { types { name fields "
+        "{ name args { name } type { name ofType { name ofType { name } } } } } } }"
+    )
+    stop = time.monotonic() + 5
+    answered = []
+
+    def client(i: int) -> None:
+        n = i * 1_000_000
+        while time.monotonic() < stop:
+            n += 1
+            answer = send(port, {"query": query, "variables": {"h": f"{n:07}"}})
+            answered.append(answer["data"]["spec"] is None)
+
+    clients = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    for thread in clients:
+        thread.start()
+    times = []
+    while time.monotonic() < stop:
+        started = time.perf_counter()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+            assert r.status == 200
+        times.append(time.perf_counter() - started)
+        time.sleep(0.02)
+    for thread in clients:
+        thread.join()
+    assert answered and all(answered)
+    # The median and the 95th percentile: the test's own clients share its two cores.
+    assert statistics.median(times) < 0.1
+    assert sorted(times)[int(len(times) * 0.95)] < 0.1, f"slowest: {max(times):.3f} s"
