@@ -4,11 +4,13 @@ RSS measured), and /healthz keeps answering while operations compete for the thr
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -113,3 +115,52 @@ def test_healthz_answers_within_100_ms_while_four_clients_introspect(server):
     # The median and the 95th percentile: the test's own clients share its two cores.
     assert statistics.median(times) < 0.1
     assert sorted(times)[int(len(times) * 0.95)] < 0.1, f"slowest: {max(times):.3f} s"
+
+
+HOSTILE = {
+    # 30,000 levels: libyaml's composer crashed the process, on a reload too
+    "deep.md": "spec_details: " + "[" * 30_000 + "]" * 30_000,
+    "bomb.md": "meta:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n  "
+    + "\n  ".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "\nspec_details: []",
+}
+
+
+def test_a_reload_of_hostile_data_keeps_the_server_and_its_data(data):
+    port, token = free_port(), "attack-token"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+         "--data", str(data), "--admin-token", token],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_healthy(port, process)
+        for name, body in HOSTILE.items():
+            (data / name).write_text(
+                f'---\ntitle: "zlib"\ncategories: [package, develop]\n{body}\n---\n'
+            )
+        os.mkfifo(data / "fifo.md")
+        for _ in range(2):  # a second reload: the first left no lock held
+            started = time.monotonic()
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/admin/reload", method="POST",
+                headers={"authorization": f"Bearer {token}"},
+            )  # fmt: skip
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=30)
+            assert refused.value.code == 422
+            problems = sorted(p.split(": error: ")[1] for p in json.load(refused.value)["problems"])
+            assert problems == [
+                "YAML aliases are not allowed (real pages have none)",
+                "front matter nests more than 64 levels deep; not read",
+                "not a regular file (a FIFO, socket or device); not read",
+            ]
+            assert time.monotonic() - started < 10
+        assert process.poll() is None
+        assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 130}}}
+    finally:
+        process.terminate()
+        process.wait(10)
