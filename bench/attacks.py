@@ -57,6 +57,11 @@ def attack(kind: str, n: int) -> dict:
                  "fields { name args { name type { ...R } } type { ...R } } } } } " + TYPE_REF
                  )  # fmt: skip
         return {"query": query, "variables": {"h": f"{n:07}"}}
+    if kind == "bad variable values":
+        values = [5, None, "10", 1.5, True, 1e30, [[[["x"]]]]]
+        return {"query": "query($h: String!, $n: Int) { spec(hash: $h) { hash } "
+                "specs(first: $n) { totalCount } }",
+                "variables": {"h": values[n % 7], "n": values[(n + 3) % 7]}}  # fmt: skip
     if kind == "distinct 950 kB query texts":
         return {"query": "{ stats { specCount } }\n#" + f"{n:08}" * 118_000}
     if kind == "distinct 950 kB variables":
@@ -74,6 +79,7 @@ KINDS = [
     "heaviest admitted page",
     "98 introspections",
     "one introspection, fresh variables",
+    "bad variable values",
     "distinct 950 kB query texts",
     "distinct 950 kB variables",
     "distinct 1000-spec answers",

@@ -259,6 +259,7 @@ def main() -> int:
         )
         rss_end = rss_kb(server.pid)
         refused = asyncio.run(attacks(port))
+        hostile = asyncio.run(hostile_reload(port, data))
     finally:
         server.terminate()
         server.wait(10)
@@ -306,8 +307,14 @@ def main() -> int:
     for name, (status, ms, body) in refused.items():
         message = body["errors"][0]["message"]
         print(f"| {name} | {status} | {ms:.1f} ms | {message[:70]} |")
+    print(
+        f"\nA reload with hostile data among the pages (30,000-deep nesting, an alias bomb, a "
+        f"FIFO): HTTP {hostile[0]} in {hostile[1]:.2f} s, {hostile[2]} problems named; the "
+        f"server then answered {hostile[3]}"
+    )
     ok = (
-        counts["failed"] == 0
+        hostile[0] == 422
+        and counts["failed"] == 0
         and counts["wrong"] == 0
         and growth < 0.10
         and pct(health, 0.99) <= 0.1
@@ -317,6 +324,30 @@ def main() -> int:
         "/healthz p99 within 100 ms"
     )
     return 0 if ok else 1
+
+
+async def hostile_reload(port: int, data: Path) -> tuple[int, float, int, str]:
+    """Bad data added to the pages, then a reload: its status, time, problems, and what the
+    server answers next."""
+    head = '---\ntitle: "zlib"\ncategories: [package, develop]\n'
+    (data / "deep.md").write_text(head + "spec_details: " + "[" * 30_000 + "]" * 30_000 + "\n---\n")
+    bomb = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    bomb += [
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+    (data / "bomb.md").write_text(
+        head + "meta:\n  " + "\n  ".join(bomb) + "\nspec_details: []\n---\n"
+    )
+    os.mkfifo(data / "fifo.md")
+    conn, started = Connection(port), time.perf_counter()
+    status, raw = await conn.request(
+        "POST", "/admin/reload", headers=f"authorization: Bearer {TOKEN}\r\n"
+    )
+    seconds = time.perf_counter() - started
+    _, answer = await conn.request("POST", "/graphql", b'{"query": "{ stats { specCount } }"}')
+    await conn.close()
+    return status, seconds, len(json.loads(raw)["problems"]), answer.decode()
 
 
 async def warmup(port: int, cases, seconds: float) -> str:
