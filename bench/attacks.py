@@ -104,11 +104,7 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
                 await conn.close()
                 conn = Connection(port)
                 continue
-            answer = json.loads(raw)
-            errors = answer.get("errors") or []
-            code = errors[0].get("extensions", {}) if errors else {}
-            label = code.get("limit") or code.get("code") or ("error" if errors else "answered")
-            outcomes[kind][f"{status} {label}"] += 1
+            outcomes[kind][f"{status} {_label(json.loads(raw))}"] += 1
         await conn.close()
 
     async def sampler() -> None:
@@ -140,6 +136,13 @@ async def probe(port: int, seconds: float) -> list[float]:
     return found
 
 
+def _label(answer: dict) -> str:
+    """How an answer went: the limit or code of its first error, else "answered"."""
+    errors = answer.get("errors") or []
+    code = errors[0].get("extensions", {}) if errors else {}
+    return code.get("limit") or code.get("code") or ("error" if errors else "answered")
+
+
 async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> list[tuple]:
     """Each attack alone, ``times`` times: median time to answer, RSS before and after."""
     found, conn = [], Connection(port)
@@ -150,8 +153,7 @@ async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> li
             started = time.perf_counter()
             status, raw = await conn.request("POST", "/graphql", body)
             spent.append(time.perf_counter() - started)
-            errors = json.loads(raw).get("errors") or [{}]
-            answers[f"{status} {errors[0].get('extensions', {}).get('limit', 'answered')}"] += 1
+            answers[f"{status} {_label(json.loads(raw))}"] += 1
         found.append((kind, answers, pct(spent, 0.5), before, rss_kb(pid)))
     await conn.close()
     return found
