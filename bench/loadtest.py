@@ -37,11 +37,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attacks import KINDS, attack
+from cachegraph.graph import load
+from cachegraph.schema import schema
 from harness import Connection, free_port, pct, rss_kb, wait_ready
 
 from cachegraph.synth import synthesize
-from graph import load
-from schema import schema
 
 TOKEN = "loadtest-token"
 BENCH = Path(__file__).resolve().parent

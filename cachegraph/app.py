@@ -19,8 +19,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from graph import CacheGraph
-from schema import build_schema
+from cachegraph.graph import CacheGraph
+from cachegraph.schema import build_schema
 
 from .execution import SWITCH_SECONDS, Executor, schema_extensions
 from .graphiql import STATIC
@@ -158,7 +158,7 @@ def served_schema(settings: Settings) -> strawberry.Schema:
     """The schema the settings ask for, ready for an Executor under their limits."""
     extensions = schema_extensions(settings.limits())
     if settings.federation:
-        from schema.federation import build_federated_schema
+        from cachegraph.schema.federation import build_federated_schema
 
         return build_federated_schema(extensions)
     return build_schema(extensions)

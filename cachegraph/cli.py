@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from graph import MirrorSource, load
+from cachegraph.graph import MirrorSource, load
 
 from . import settings as config
 from .progress import ProgressLine
@@ -129,8 +129,8 @@ def query(args: argparse.Namespace) -> int:
 
 
 def find(args: argparse.Namespace) -> int:
-    from graph import queries
-    from graph.errors import BadArgument
+    from cachegraph.graph import queries
+    from cachegraph.graph.errors import BadArgument
 
     from .printing import listing, record
 
@@ -153,9 +153,9 @@ def find(args: argparse.Namespace) -> int:
 
 
 def coverage(args: argparse.Namespace) -> int:
-    from graph import coverage as covering
-    from graph import likeness, lockfiles
-    from graph.errors import BadArgument
+    from cachegraph.graph import coverage as covering
+    from cachegraph.graph import likeness, lockfiles
+    from cachegraph.graph.errors import BadArgument
 
     from .printing import coverage_table, record
 
@@ -197,8 +197,8 @@ def coverage(args: argparse.Namespace) -> int:
 
 
 def diff(args: argparse.Namespace) -> int:
-    from graph.errors import BadArgument
-    from graph.likeness import spec_diff
+    from cachegraph.graph.errors import BadArgument
+    from cachegraph.graph.likeness import spec_diff
 
     from .printing import diff_table
 

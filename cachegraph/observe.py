@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from graph.bounded import BoundedCache
+from cachegraph.graph.bounded import BoundedCache
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 

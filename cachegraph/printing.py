@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import groupby
 
-from graph.coverage import Coverage
-from graph.likeness import Difference, Nearness
-from graph.model import SpecRecord
-from graph.names import variant_text, version_key
+from cachegraph.graph.coverage import Coverage
+from cachegraph.graph.likeness import Difference, Nearness
+from cachegraph.graph.model import SpecRecord
+from cachegraph.graph.names import variant_text, version_key
 
 WIDTH = 64
 
@@ -26,7 +26,7 @@ def _arch(spec: SpecRecord) -> str:
 def listing(specs: Iterable[SpecRecord], long: bool = False, variants: bool = False) -> str:
     """The text ``spack buildcache list`` / ``spack find`` would print for these specs.
 
-    >>> from graph.model import SpecRecord
+    >>> from cachegraph.graph.model import SpecRecord
     >>> def spec(h, name, compiler):
     ...     return SpecRecord(hash=h * 32, package=name, version="1.0", versions=("1.0",),
     ...         compiler=compiler, os="rhel8", platform="linux", target="zen2", variants=("+pic",))

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from graph import MirrorSource
-from graph.mirrors import mirrors_file
-from graph.model import KEPT_BYTES
+from cachegraph.graph import MirrorSource
+from cachegraph.graph.mirrors import mirrors_file
+from cachegraph.graph.model import KEPT_BYTES
 
 from .execution import Budgets, Limits
 

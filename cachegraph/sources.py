@@ -8,7 +8,9 @@ from pathlib import Path
 def default_data() -> Path:
     """The bundled seed pages, served when no data is given.
 
-    ``seeds/`` sits beside this package both in a checkout and once installed
-    (it is installed as a top-level data folder).
+    Installed, they are the package ``cachegraph.seeds`` (a folder inside this one);
+    in a checkout, ``seeds/`` beside this package.
     """
-    return Path(__file__).resolve().parent.parent / "seeds"
+    here = Path(__file__).resolve().parent
+    installed = here / "seeds"
+    return installed if installed.is_dir() else here.parent / "seeds"

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
-from graph.loader import collector_paused
-from graph.queries import precompute, stats
+from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
+from cachegraph.graph.loader import collector_paused
+from cachegraph.graph.queries import precompute, stats
 
 from .progress import ProgressLine
 from .sources import default_data

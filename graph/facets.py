@@ -40,7 +40,7 @@ class Facets:
 def facets(cg: CacheGraph, q: SpecQuery) -> Facets:
     """Counts of each facet's values among the specs matching ``q``, each spec counted once.
 
-    >>> from graph.model import SpecRecord
+    >>> from cachegraph.graph.model import SpecRecord
     >>> def spec(h, package, target):
     ...     return SpecRecord(hash=h * 32, package=package, version="1.0", versions=("1.0",),
     ...         compiler=None, os="rhel8", platform="linux", target=target, variants=("+mpi",))

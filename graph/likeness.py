@@ -68,7 +68,7 @@ class Nearness:
 def own_differences(a: SpecRecord, b: SpecRecord) -> list[Difference]:
     """The attributes of its own (not its dependencies') that differ between two specs.
 
-    >>> from graph.model import SpecRecord
+    >>> from cachegraph.graph.model import SpecRecord
     >>> a = SpecRecord(hash="a" * 32, package="zlib", version="1.3", versions=("1.3",),
     ...     compiler="gcc@12.1.0", os="rhel8", platform="linux", target="zen2",
     ...     variants=("+pic", "build_system=makefile"))

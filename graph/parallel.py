@@ -160,7 +160,7 @@ def joined(first: Part, second: Part) -> CacheGraph | None:
 
 
 class _Helper:
-    """A second Python process reading files: ``python -m graph.parallel``.
+    """A second Python process reading files: ``python -m cachegraph.graph.parallel``.
 
     A plain subprocess, not multiprocessing: it imports no one's main module,
     and forks no process that has threads (the server loads in one). It is
@@ -176,7 +176,7 @@ class _Helper:
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "graph.parallel"],
+                [sys.executable, "-m", "cachegraph.graph.parallel"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": path},

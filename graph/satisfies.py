@@ -93,7 +93,7 @@ def runs_on(cg: CacheGraph, host: Host) -> Requirement:
 def satisfies(cg: CacheGraph, spec: SpecRecord, text: str) -> bool:
     """Whether one spec satisfies ``text``: the whole rule, spec by spec (for checks and tests).
 
-    >>> from graph.model import CacheGraph
+    >>> from cachegraph.graph.model import CacheGraph
     >>> zlib = SpecRecord(hash="a" * 32, package="zlib", version="1.3.1", versions=("1.3.1",),
     ...     compiler="gcc@11.4.0", os="ubuntu22.04", platform="linux", target="zen2",
     ...     variants=("+pic", "build_system=makefile"))

@@ -33,7 +33,7 @@ _KINDS = ("package", "version", "variant", "compiler", "target", "os")
 def score(word: str, spec: SpecRecord) -> int | None:
     """How well one lower-case word matches a spec (see the table above); None if not at all.
 
-    >>> from graph.model import SpecRecord
+    >>> from cachegraph.graph.model import SpecRecord
     >>> s = SpecRecord(hash="abc" + "0" * 29, package="py-numpy", version="1.26.4",
     ...     versions=("1.26.4",), compiler="gcc@11.4.0", os="ubuntu22.04", platform="linux",
     ...     target="x86_64_v3", variants=("+blas",))

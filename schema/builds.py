@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 import strawberry
+from cachegraph.graph import queries
+from cachegraph.graph.names import compiler_parts, normalize_compiler
 from strawberry.types import Info
-
-from graph import queries
-from graph.names import compiler_parts, normalize_compiler
 
 from .context import graph
 from .cost import cost

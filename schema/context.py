@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from cachegraph.graph.model import CacheGraph
 from strawberry.types import ExecutionResult, Info
-
-from graph.model import CacheGraph
 
 
 def graph(info: Info) -> CacheGraph:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
+from cachegraph.graph import constraints, coverage, likeness, lockfiles
+from cachegraph.graph.errors import BadArgument
+from cachegraph.graph.model import CacheGraph, SpecRecord
+from cachegraph.graph.queries import spec_by_hash
 from strawberry.scalars import JSON
 from strawberry.types import Info
-
-from graph import constraints, coverage, likeness, lockfiles
-from graph.errors import BadArgument
-from graph.model import CacheGraph, SpecRecord
-from graph.queries import spec_by_hash
 
 from .context import graph
 from .cost import cost
@@ -19,7 +18,7 @@ from .cost import cost
 if TYPE_CHECKING:
     from .specs import Spec
 
-SpecRef = Annotated["Spec", strawberry.lazy("schema.specs")]
+SpecRef = Annotated["Spec", strawberry.lazy(".specs")]
 
 
 @strawberry.type(

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
+from cachegraph.graph import impact, likeness
+from cachegraph.graph.queries import SpecSelection
 from strawberry.types import Info
-
-from graph import impact, likeness
-from graph.queries import SpecSelection
 
 from .context import graph, warn
 from .cost import cost
@@ -22,11 +21,11 @@ if TYPE_CHECKING:
     from .stacks import Stack, StackCount
     from .tags import Tag
 
-SpecRef = Annotated["Spec", strawberry.lazy("schema.specs")]
-PackageRef = Annotated["Package", strawberry.lazy("schema.packages")]
-StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
-StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
-TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+SpecRef = Annotated["Spec", strawberry.lazy(".specs")]
+PackageRef = Annotated["Package", strawberry.lazy(".packages")]
+StackCountRef = Annotated["StackCount", strawberry.lazy(".stacks")]
+StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
+TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
 
 def ranks_connection(

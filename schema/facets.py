@@ -6,10 +6,9 @@ from dataclasses import replace
 from typing import Annotated
 
 import strawberry
+from cachegraph.graph import facets
+from cachegraph.graph.errors import BadArgument
 from strawberry.types import Info
-
-from graph import facets
-from graph.errors import BadArgument
 
 from .context import graph
 from .cost import cost

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
+from cachegraph.graph import queries
+from cachegraph.graph.model import MirrorInfo
 from strawberry.types import Info
-
-from graph import queries
-from graph.model import MirrorInfo
 
 from .context import graph
 from .cost import cost
@@ -19,8 +18,8 @@ if TYPE_CHECKING:
     from .stacks import Stack
     from .tags import Tag
 
-StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
-TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
+TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
 
 @strawberry.type(description="A Spack build cache (a mirror) that specs were loaded from.")

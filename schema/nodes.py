@@ -6,8 +6,7 @@ import base64
 import binascii
 
 import strawberry
-
-from graph.errors import BadArgument
+from cachegraph.graph.errors import BadArgument
 
 
 @strawberry.interface(description="An object with a global id, fetched again by node(id:).")

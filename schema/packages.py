@@ -6,9 +6,8 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
+from cachegraph.graph import queries
 from strawberry.types import Info
-
-from graph import queries
 
 from .context import graph
 from .cost import cost
@@ -22,11 +21,11 @@ if TYPE_CHECKING:
     from .stacks import StackCount
     from .tags import Tag
 
-CompilerRef = Annotated["Compiler", strawberry.lazy("schema.builds")]
-TargetRef = Annotated["Target", strawberry.lazy("schema.builds")]
-StackCountRef = Annotated["StackCount", strawberry.lazy("schema.stacks")]
-TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
-LookalikeGroupRef = Annotated["LookalikeGroup", strawberry.lazy("schema.diffs")]
+CompilerRef = Annotated["Compiler", strawberry.lazy(".builds")]
+TargetRef = Annotated["Target", strawberry.lazy(".builds")]
+StackCountRef = Annotated["StackCount", strawberry.lazy(".stacks")]
+TagRef = Annotated["Tag", strawberry.lazy(".tags")]
+LookalikeGroupRef = Annotated["LookalikeGroup", strawberry.lazy(".diffs")]
 
 
 @strawberry.type

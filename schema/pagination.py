@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import strawberry
-
-from graph.errors import BadArgument
+from cachegraph.graph.errors import BadArgument
 
 from .cost import PAGE, cost
 

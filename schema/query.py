@@ -6,11 +6,10 @@ import logging
 from collections.abc import Sequence
 
 import strawberry
+from cachegraph.graph.errors import CacheGraphError
 from graphql import GraphQLError
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
-
-from graph.errors import CacheGraphError
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
 from .context import graph, with_warnings

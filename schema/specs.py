@@ -7,14 +7,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
+from cachegraph.graph import queries
+from cachegraph.graph.impact import seen
+from cachegraph.graph.model import SpecRecord
+from cachegraph.graph.names import spec_string
+from cachegraph.graph.queries import SpecSelection
+from cachegraph.graph.search import search as search_specs
 from strawberry.types import Info
-
-from graph import queries
-from graph.impact import seen
-from graph.model import SpecRecord
-from graph.names import spec_string
-from graph.queries import SpecSelection
-from graph.search import search as search_specs
 
 from .context import graph, warn
 from .cost import WHEN_TRANSITIVE, cost
@@ -28,12 +27,12 @@ if TYPE_CHECKING:
     from .stacks import Stack
     from .tags import Tag
 
-PackageRef = Annotated["Package", strawberry.lazy("schema.packages")]
-StackRef = Annotated["Stack", strawberry.lazy("schema.stacks")]
-CompilerRef = Annotated["Compiler", strawberry.lazy("schema.builds")]
-TargetRef = Annotated["Target", strawberry.lazy("schema.builds")]
-TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
-MirrorRef = Annotated["Mirror", strawberry.lazy("schema.mirrors")]
+PackageRef = Annotated["Package", strawberry.lazy(".packages")]
+StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
+CompilerRef = Annotated["Compiler", strawberry.lazy(".builds")]
+TargetRef = Annotated["Target", strawberry.lazy(".builds")]
+TagRef = Annotated["Tag", strawberry.lazy(".tags")]
+MirrorRef = Annotated["Mirror", strawberry.lazy(".mirrors")]
 
 DEPTYPE = "One of build, link, run, test; all deptypes when omitted."
 TRANSITIVE = "Every spec reached through any chain of such edges, not only direct ones."

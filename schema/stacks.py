@@ -6,9 +6,8 @@ import functools
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
+from cachegraph.graph import queries
 from strawberry.types import Info
-
-from graph import queries
 
 from .context import graph
 from .cost import cost
@@ -18,7 +17,7 @@ from .packages import PackageGroup
 if TYPE_CHECKING:
     from .tags import Tag
 
-TagRef = Annotated["Tag", strawberry.lazy("schema.tags")]
+TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
 
 @strawberry.type

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import strawberry
+from cachegraph.graph import queries
 from strawberry.types import Info
-
-from graph import queries
 
 from .context import graph
 from .cost import cost

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import CacheGraph, load
+from cachegraph.schema import schema
 from graphql import parse
 
 from cachegraph.execution import compiled
-from graph import CacheGraph, load
-from schema import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"

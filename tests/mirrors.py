@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import yaml
+from cachegraph.graph import MirrorSource, load
 
 from cachegraph.v3mirror import V3Writer
-from graph import MirrorSource, load
 
 #: stack name -> the mirror folder, all in tag "test"
 MIRRORS = {

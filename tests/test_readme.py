@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
+from cachegraph.graph import MirrorSource, load
 
-from graph import MirrorSource, load
 from tests.conftest import ROOT, SHARED, execute
 
 EXAMPLES = re.findall(r"```graphql\n(.*?)```", (ROOT / "README.md").read_text(), re.S)

@@ -56,7 +56,7 @@ from graphql.language import ListValueNode, ObjectValueNode, ValueNode, Variable
 from strawberry import Schema
 from strawberry.types.arguments import convert_arguments
 
-from graph.errors import TimedOut
+from cachegraph.graph.errors import TimedOut
 
 #: (value, run) -> the value as JSON
 Complete = Callable[[Any, "Run"], Any]

@@ -37,10 +37,10 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from graph import deadline
-from graph.bounded import BoundedCache
-from graph.errors import TimedOut
-from graph.model import CacheGraph
+from cachegraph.graph import deadline
+from cachegraph.graph.bounded import BoundedCache
+from cachegraph.graph.errors import TimedOut
+from cachegraph.graph.model import CacheGraph
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits

@@ -49,8 +49,8 @@ from graphql import (
 from graphql.language import Lexer, Source, TokenKind
 from strawberry import Schema
 
-from schema.cost import PAGE, UNDECLARED, Cost, declared
-from schema.pagination import DEFAULT_FIRST, MAX_FIRST
+from cachegraph.schema.cost import PAGE, UNDECLARED, Cost, declared
+from cachegraph.schema.pagination import DEFAULT_FIRST, MAX_FIRST
 
 #: The size assumed for a list that declares none (a test requires every list to declare it).
 LIST_ESTIMATE = 100

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from cachegraph.schema import schema
 
 from cachegraph.cli import main
-from schema import schema
 from tests.conftest import SEEDS
 from tests.mirrors import MIRRORS
 

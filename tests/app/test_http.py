@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from cachegraph.graph import load
 from starlette.testclient import TestClient
 
 from cachegraph import DataSources, Settings, create_app
-from graph import load
 from tests.conftest import SEEDS
 
 STATS = "{ stats { packageCount specCount } }"

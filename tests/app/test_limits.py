@@ -4,13 +4,13 @@ answers an ordinary query correctly."""
 from __future__ import annotations
 
 import pytest
+from cachegraph.schema import build_schema, schema
 from graphql import get_introspection_query
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
 from cachegraph.execution import Executor, Limits, schema_extensions
 from cachegraph.execution.prepared import Prepared
-from schema import build_schema, schema
 
 STATS = {"query": "{ stats { packageCount specCount } }"}
 STATS_ANSWER = {"data": {"stats": {"packageCount": 4, "specCount": 454}}}

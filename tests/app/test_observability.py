@@ -6,12 +6,12 @@ import json
 import logging
 
 import pytest
+from cachegraph.graph import load
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
 from cachegraph.observe import JsonFormatter
-from graph import load
 from tests.conftest import SEEDS
 
 STATS = {"query": "{ stats { specCount } }"}

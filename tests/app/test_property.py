@@ -4,13 +4,13 @@ never a server error."""
 from __future__ import annotations
 
 import pytest
+from cachegraph.schema import schema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import from_schema
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
-from schema import schema
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cachegraph.graph import load, snapshot
+from cachegraph.graph.names import normalize_compiler, version_key
 from starlette.testclient import TestClient
 
 from cachegraph.app import create_app
 from cachegraph.settings import Settings
 from cachegraph.synth import synthesize
-from graph import load, snapshot
-from graph.names import normalize_compiler, version_key
 
 from ..conftest import execute
 

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import MirrorSource
 
 from cachegraph.cli import parser
 from cachegraph.execution import Limits
 from cachegraph.settings import Settings, from_arguments, markdown_table
-from graph import MirrorSource
 from tests.app.test_serve import free_port, post, wait_healthy
 from tests.conftest import ROOT
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from cachegraph.graph import load, queries
+from cachegraph.graph.mirrors import mirrors_file
+from cachegraph.graph.queries import SpecQuery, select_specs, stack_overlaps
+
 from cachegraph.cli import main
-from graph import load, queries
-from graph.mirrors import mirrors_file
-from graph.queries import SpecQuery, select_specs, stack_overlaps
 
 
 def test_synth_writes_a_tree_that_loads_whole(tmp_path, capsys):

@@ -7,10 +7,10 @@ import gc
 import tracemalloc
 
 import pytest
+from cachegraph.graph import load
+from cachegraph.schema import build_schema
 
 from cachegraph.execution import Budgets, Executor, Limits, Operation, schema_extensions
-from graph import load
-from schema import build_schema
 from tests.conftest import SEEDS
 
 MB = 2**20

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 import strawberry
+from cachegraph.graph import CacheGraph
+from cachegraph.schema import schema
 from graphql import parse
 
 from cachegraph.execution import compiled
-from graph import CacheGraph
-from schema import schema
 from tests.conftest import execute
 
 HASH = "drrds2oxjpmqdoamsywhkl7us3fa3kor"  # py-ml-dtypes 0.4.0 in the seeds

@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import CacheGraph, load
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
 from cachegraph.synth import synthesize
-from graph import CacheGraph, load
 from tests.app.test_limits import refusal
 
 #: 19 aliases of a thousand specs, each with the thousand specs of its target: millions

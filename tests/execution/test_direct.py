@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from cachegraph.graph import CacheGraph
+from cachegraph.schema import build_schema
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
 from cachegraph.execution import Executor, Limits, Operation, schema_extensions
-from graph import CacheGraph
-from schema import build_schema
 from tests.conftest import execute
 
 POINT = "query($h: String!) { spec(hash: $h) { hash version compiler { name } } }"

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import graphql
 import pytest
+from cachegraph.schema import schema
 from strawberry.types.arguments import convert_arguments
 from strawberry.types.base import StrawberryObjectDefinition
-
-from schema import schema
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

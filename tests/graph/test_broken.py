@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from cachegraph.graph import Problem, load
 
-from graph import Problem, load
 from tests.conftest import ROOT, SEEDS
 from tests.pages import page_text, record
 

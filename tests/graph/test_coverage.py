@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import MirrorSource, load
+from cachegraph.graph.coverage import coverage
+from cachegraph.graph.errors import BadArgument
+from cachegraph.graph.lockfiles import read_lockfile
 
-from graph import MirrorSource, load
-from graph.coverage import coverage
-from graph.errors import BadArgument
-from graph.lockfiles import read_lockfile
 from tests.conftest import SHARED
 
 LOCKFILES = SHARED / "lockfiles"

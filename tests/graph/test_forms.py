@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import IndexSource, Problem, load
+from cachegraph.graph.queries import dependencies
 
-from graph import IndexSource, Problem, load
-from graph.queries import dependencies
 from tests.pages import fake_hash, page_text, record, write_page
 
 

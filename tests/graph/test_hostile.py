@@ -7,8 +7,8 @@ import os
 import time
 
 import pytest
+from cachegraph.graph import MirrorSource, Problem, load
 
-from graph import MirrorSource, Problem, load
 from tests.conftest import SEEDS
 
 

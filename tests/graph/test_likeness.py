@@ -8,12 +8,12 @@ import json
 from collections import defaultdict
 
 import pytest
+from cachegraph.graph import MirrorSource, load
+from cachegraph.graph.constraints import parse
+from cachegraph.graph.errors import BadArgument
+from cachegraph.graph.impact import impact, seen, tag_diff, tag_order
+from cachegraph.graph.likeness import Difference, lookalikes, nearest_to_constraint, spec_diff
 
-from graph import MirrorSource, load
-from graph.constraints import parse
-from graph.errors import BadArgument
-from graph.impact import impact, seen, tag_diff, tag_order
-from graph.likeness import Difference, lookalikes, nearest_to_constraint, spec_diff
 from tests.conftest import SEEDS
 from tests.graph.test_satisfies import _closure, _raw
 from tests.mirrors import load_shared

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from cachegraph.graph import SpecRecord, load
+from cachegraph.graph.queries import SpecQuery, package_facts, select_specs, spec_count
+from cachegraph.graph.records import page_record, well_formed_rows
 
-from graph import SpecRecord, load
-from graph.queries import SpecQuery, package_facts, select_specs, spec_count
-from graph.records import page_record, well_formed_rows
 from tests.conftest import SEEDS, SHARED_DATA
 from tests.rawpages import RawPage, normalized, raw_pages, spec_file_nodes
 
@@ -100,7 +100,7 @@ def test_pages_without_a_root_stack(data_graph):
 
 
 def test_spec_files_give_dependency_edges_exactly(shared_data, data_graph):
-    from graph.queries import dependencies
+    from cachegraph.graph.queries import dependencies
 
     nodes = spec_file_nodes(shared_data)
     assert nodes

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import MirrorSource, Problem, load
+from cachegraph.graph.mirrors import mirrors_file
 
-from graph import MirrorSource, Problem, load
-from graph.mirrors import mirrors_file
 from tests.mirrors import LONE, MIRRORS, load_shared, migrate_to_v3, raw_document, raw_index
 from tests.mirrors import raw_nodes as nodes_of
 

@@ -4,8 +4,7 @@ order CacheDiGraph hands its dicts out (successors, then predecessors)."""
 from __future__ import annotations
 
 import networkx as nx
-
-from graph.model import CacheDiGraph
+from cachegraph.graph.model import CacheDiGraph
 
 
 def test_prebuilt_dicts_become_the_graph_in_the_order_networkx_asks_for_them():

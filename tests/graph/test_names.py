@@ -1,6 +1,5 @@
 import pytest
-
-from graph.names import compiler_parts, normalize_compiler, spec_string, version_key
+from cachegraph.graph.names import compiler_parts, normalize_compiler, spec_string, version_key
 
 
 @pytest.mark.parametrize(

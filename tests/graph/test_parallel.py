@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cachegraph.graph import CacheGraph, LoadReport, SpecRecord, load
+from cachegraph.graph.loader import source_files
+from cachegraph.graph.parallel import load_in_two
 
 from cachegraph.synth import synthesize
-from graph import CacheGraph, LoadReport, SpecRecord, load
-from graph.loader import source_files
-from graph.parallel import load_in_two
 
 from ..conftest import execute
 

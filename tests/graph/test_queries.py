@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from cachegraph.graph import load, queries
 
-from graph import load, queries
 from tests.conftest import SEEDS
 
 

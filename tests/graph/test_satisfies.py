@@ -13,15 +13,15 @@ from pathlib import Path
 import archspec.cpu
 import networkx as nx
 import pytest
+from cachegraph.graph import load, queries
+from cachegraph.graph.constraints import SpecSyntaxError, parse
+from cachegraph.graph.errors import BadArgument
+from cachegraph.graph.mirrors import mirrors_file
+from cachegraph.graph.names import spec_string
+from cachegraph.graph.satisfies import node_test, satisfies
+from cachegraph.graph.versions import parse_versions
 
 from cachegraph.synthmirror import synthesize_mirrors
-from graph import load, queries
-from graph.constraints import SpecSyntaxError, parse
-from graph.errors import BadArgument
-from graph.mirrors import mirrors_file
-from graph.names import spec_string
-from graph.satisfies import node_test, satisfies
-from graph.versions import parse_versions
 from tests.conftest import SEEDS
 from tests.graph.test_mirrors import raw_records
 from tests.mirrors import load_shared

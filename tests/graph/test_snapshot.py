@@ -6,8 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from graph import MirrorSource, load, snapshot
+from cachegraph.graph import MirrorSource, load, snapshot
 
 from ..conftest import SEEDS, execute
 

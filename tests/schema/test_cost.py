@@ -3,10 +3,9 @@ may walk the whole data say so."""
 
 from __future__ import annotations
 
+from cachegraph.schema import schema
+from cachegraph.schema.cost import declared
 from graphql import GraphQLObjectType, get_nullable_type, is_list_type
-
-from schema import schema
-from schema.cost import declared
 
 
 def fields():

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from cachegraph.schema import schema
 
-from schema import schema
 from tests.conftest import ROOT, SHARED
 
 COMMITTED = ROOT / "schema.graphql"

@@ -7,8 +7,8 @@ from collections import Counter
 
 import archspec.cpu
 import pytest
+from cachegraph.graph import load
 
-from graph import load
 from tests.conftest import SEEDS, execute
 from tests.pages import fake_hash, record, write_page
 from tests.rawpages import normalized, raw_pages

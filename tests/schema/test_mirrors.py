@@ -4,8 +4,8 @@ transitive dependencies and dependents, Stack.totalBytes and node(id)."""
 from __future__ import annotations
 
 import pytest
+from cachegraph.graph import MirrorSource, load
 
-from graph import MirrorSource, load
 from tests.conftest import execute
 from tests.mirrors import load_shared, migrate_to_v3, raw_document, raw_nodes
 

@@ -7,8 +7,8 @@ import json
 from collections import defaultdict
 
 import pytest
+from cachegraph.graph import MirrorSource, load
 
-from graph import MirrorSource, load
 from tests.conftest import SHARED, execute
 from tests.rawpages import raw_pages
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from cachegraph.graph import load
 
-from graph import load
 from tests.conftest import SEEDS, execute
 from tests.pages import fake_hash, record, write_page
 from tests.rawpages import raw_pages
