@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from .columns import index_columns, index_of, spec_columns, spec_records
-from .loader import LoadReport, Problem, _Loader, collector_paused
 from .model import CacheGraph, IndexKey, SpecRecord, ordered_index, rank_index, sort_key
+from .reader import LoadReport, Problem, Reader, collector_paused
 
 #: Fewer files than this load in one process: a second one would not pay for its start.
 MIN_FILES = 2000
@@ -125,7 +125,7 @@ def read_part(
     Once they are read, ``first_rank`` is told how many specs there are, and
     says where the first one goes among the specs of both parts.
     """
-    loader = _Loader()
+    loader = Reader()
     problems = loader.report.problems
     keyed: list[Keyed] = []
     for position, path in files:

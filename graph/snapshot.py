@@ -21,9 +21,10 @@ from pathlib import Path
 
 from . import files
 from .columns import index_columns, index_of, ranks_bytes, ranks_of, spec_columns, spec_records
-from .loader import IndexSource, LoadReport, Problem
+from .loader import IndexSource
 from .model import CacheGraph, MirrorInfo
 from .queries import precomputed, restore_precomputed
+from .reader import LoadReport, Problem
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
 FORMAT = 4

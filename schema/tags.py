@@ -33,14 +33,8 @@ class Tag(Node):
         return queries.spec_count(graph(info), "tag", self.name)
 
 
-@strawberry.type
-class Stats:
-    package_count: int
-    spec_count: int
-    stack_count: int
-    compiler_count: int
-    target_count: int
-    tag_count: int
+# The graph's own totals, as they are: their fields are declared once, there.
+Stats = strawberry.type(queries.Stats)
 
 
 def find_tag(info: Info, name: str) -> Tag | None:
@@ -59,4 +53,4 @@ class TagQueries:
 
     @strawberry.field(description="Totals over everything loaded, or over one tag.")
     def stats(self, info: Info, tag: str | None = None) -> Stats:
-        return Stats(**vars(queries.stats(graph(info), tag)))
+        return queries.stats(graph(info), tag)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from cachegraph.graph import CacheGraph, LoadReport, SpecRecord, load
-from cachegraph.graph.loader import source_files
 from cachegraph.graph.parallel import load_in_two
+from cachegraph.graph.reader import source_files
 
 from cachegraph.synth import synthesize
 
