@@ -82,6 +82,9 @@ class BoundedCache:
 _MISSING = object()
 #: Items of a container looked at to estimate its size; the rest are taken to be alike.
 SAMPLE = 16
+#: Types whose objects the graph owns (it registers them): a kept answer that refers to
+#: one holds a reference, not a copy, and is not charged for it.
+SHARED: set[type] = set()
 
 
 def approximate_size(value: Any, depth: int = 8) -> int:
@@ -93,6 +96,8 @@ def approximate_size(value: Any, depth: int = 8) -> int:
     >>> approximate_size(((("x" * 10_000,),),)) > 10_000  # however deep a client nests it
     True
     """
+    if type(value) in SHARED:
+        return 0
     size = sys.getsizeof(value)
     if isinstance(value, str | bytes | array | int | float) or depth == 0:
         return size

@@ -48,7 +48,7 @@ from typing import Any
 
 import networkx as nx
 
-from .bounded import BoundedCache
+from .bounded import SHARED, BoundedCache
 from .errors import BadRecord
 from .names import NO_COMPILER, version_key
 
@@ -187,6 +187,10 @@ class CacheGraph:
 
     def __repr__(self) -> str:
         return f"<CacheGraph {len(self.ordered)} specs, {len(self.names('tag'))} tags>"
+
+
+# What kept answers refer to (a selection's graph, a list's records) is the graph's own.
+SHARED.update({CacheGraph, SpecRecord})
 
 
 def ordered_index(records: Iterable[SpecRecord]) -> tuple[list[SpecRecord], dict[IndexKey, array]]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from cachegraph.graph import load, queries
+from cachegraph.graph.bounded import approximate_size
 
 from tests.conftest import SEEDS
 
@@ -38,3 +41,10 @@ def test_an_answer_larger_than_an_eighth_of_the_budget_is_not_kept(graph):
     graph.kept_answers.budget = 80_000
     assert queries.package_facts(graph, "x" * 20_000).spec_count == 0
     assert (len(graph.kept_answers), graph.kept_answers.bytes) == (0, 0)
+
+
+def test_a_kept_selection_is_charged_for_itself_not_for_the_graph_it_refers_to(graph):
+    selection = queries.select_specs(graph, queries.SpecQuery(package="py-keras"))
+    without_graph = replace(selection, cg=None)
+    assert approximate_size(selection) <= approximate_size(without_graph)
+    assert approximate_size([*graph.ordered]) <= approximate_size([None] * len(graph.ordered))
