@@ -62,32 +62,32 @@ class Prepared:
         """The text parsed; LimitExceeded or a syntax error when it cannot be."""
         tokens = scan_tokens(query, limits)
         document = parse(query)
-        names: set[str] = set()
+        cost_variables: set[str] = set()
         pending = [d.selection_set for d in document.definitions if hasattr(d, "selection_set")]
         while pending:
             for node in pending.pop().selections:
                 if isinstance(node, FieldNode):
-                    names.update(
+                    cost_variables.update(
                         a.value.name.value
                         for a in node.arguments or ()
                         if a.name.value in _COST_ARGUMENTS and isinstance(a.value, VariableNode)
                     )
                 if getattr(node, "selection_set", None) is not None:
                     pending.append(node.selection_set)
+        operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+        names = frozenset(o.name.value if o.name else None for o in operations)
+        if len(operations) == 1:
+            names |= {None}  # the only operation runs without a name
         # Measured with tracemalloc: a document holds its text, a copy of its comments
         # and strings, and about 500 bytes a token; a plan about as much again.
-        operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-        given = frozenset(o.name.value if o.name else None for o in operations)
-        if len(operations) == 1:
-            given |= {None}  # the only operation runs without a name
         size = 2 * len(query) + 1_000 * tokens + 1_000
-        return cls(query, document, tuple(sorted(names)), size, given)
+        return cls(query, document, tuple(sorted(cost_variables)), size, names)
 
     def known(self, name: str | None, variables: dict[str, Any] | None) -> Measured | None:
         """The operation's measure with these variables, if measured before."""
         try:
             return self.measures.get(self._key(name, variables))
-        except TypeError:  # a list or an object given as `first`: never kept
+        except TypeError:  # not worth keeping (see _key): never kept
             return None
 
     def _key(self, name: str | None, variables: dict[str, Any] | None) -> tuple:
