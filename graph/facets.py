@@ -11,19 +11,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from . import deadline
-from .model import CacheGraph, SpecRecord
+from .model import ATTRIBUTES, CacheGraph, SpecRecord
 from .queries import SpecQuery, counts_in_tag, select_specs
 
 #: facet -> the values one spec has of it (stacks are those of the query's tag)
 FACETS: dict[str, Callable[[SpecRecord, str | None], Iterable[str]]] = {
-    "package": lambda s, tag: (s.package,),
-    "version": lambda s, tag: (s.version,),
-    "compiler": lambda s, tag: (s.compiler_key,),
-    "target": lambda s, tag: (s.target,),
-    "os": lambda s, tag: (s.os,),
-    "platform": lambda s, tag: (s.platform,),
+    **{
+        kind: lambda s, tag, value=attrgetter(attr): (value(s),)
+        for kind, attr in ATTRIBUTES.items()
+    },
     "stack": lambda s, tag: s.stacks_in(tag),
     "variant": lambda s, tag: s.variants,
     "mirror": lambda s, tag: s.mirrors,

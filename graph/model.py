@@ -210,7 +210,7 @@ def rank_index(specs: list[SpecRecord], first: int = 0) -> dict[IndexKey, array]
     ranks = list(range(first, first + len(specs)))  # one int object per rank, shared by every index
     index: dict[IndexKey, array] = {}
     # Ranks go in increasing order, so every index comes out sorted.
-    for attr, kind in _ATTRIBUTES:
+    for kind, attr in ATTRIBUTES.items():
         values = list(map(attrgetter(attr), specs))
         groups: dict[str, list[int]] = {value: [] for value in set(values)}
         deque(map(list.append, map(groups.__getitem__, values), ranks), maxlen=0)
@@ -244,15 +244,16 @@ def _stack_keys(stacks: Mapping[str, frozenset[str]]) -> list[IndexKey]:
     return keys
 
 
-#: (attribute, index kind) of the attributes a spec has one value of
-_ATTRIBUTES = [
-    ("package", "package"),
-    ("version", "version"),
-    ("compiler_key", "compiler"),
-    ("os", "os"),
-    ("platform", "platform"),
-    ("target", "target"),
-]
+#: The attributes a spec has one value of: index kind -> SpecRecord attribute. Declared
+#: here once: the rank index, the filters, the facets and the counts derive from it.
+ATTRIBUTES = {
+    "package": "package",
+    "version": "version",
+    "compiler": "compiler_key",
+    "os": "os",
+    "platform": "platform",
+    "target": "target",
+}
 
 
 def _mirror_keys(mirrors: frozenset[str]) -> list[IndexKey]:

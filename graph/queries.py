@@ -22,22 +22,13 @@ import numpy as np
 from . import deadline, satisfies
 from .dag import all_dependents, dependents_csr
 from .errors import AmbiguousHash, BadArgument, HashTooShort
-from .model import CacheGraph, MirrorInfo, SpecRecord
+from .model import ATTRIBUTES, CacheGraph, MirrorInfo, SpecRecord
 from .names import NO_COMPILER, compiler_parts, normalize_compiler, version_key
 from .satisfies import Host
 
 T = TypeVar("T")
 
 MIN_PREFIX = 7
-#: The attributes a spec has one value of: index kind -> SpecRecord attribute.
-ATTRIBUTES = {
-    "package": "package",
-    "version": "version",
-    "compiler": "compiler_key",
-    "os": "os",
-    "platform": "platform",
-    "target": "target",
-}
 DEPTYPES = ("build", "link", "run", "test")
 
 
