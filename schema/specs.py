@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 import strawberry
 from cachegraph.graph import queries
 from cachegraph.graph.impact import seen
-from cachegraph.graph.model import SpecRecord
+from cachegraph.graph.model import ATTRIBUTES, SpecRecord
 from cachegraph.graph.names import spec_string
 from cachegraph.graph.queries import SpecSelection
 from cachegraph.graph.search import search as search_specs
@@ -274,12 +274,7 @@ def spec_query(f: SpecFilter | None, order_by: list[SpecOrder] | None = None) ->
         return queries.SpecQuery(order=order)
     host = f.runs_on
     return queries.SpecQuery(
-        package=f.package,
-        version=f.version,
-        compiler=f.compiler,
-        os=f.os,
-        platform=f.platform,
-        target=f.target,
+        **{kind: getattr(f, kind) for kind in ATTRIBUTES},
         stacks=tuple(f.stacks or ()),
         exclude_stacks=tuple(f.exclude_stacks or ()),
         tag=f.tag,

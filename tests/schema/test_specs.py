@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 from cachegraph.graph import load
+from cachegraph.graph.model import ATTRIBUTES
+from cachegraph.graph.queries import SpecQuery
+from cachegraph.schema.specs import SpecFilter
 
 from tests.conftest import SEEDS, execute
 from tests.pages import fake_hash, record, write_page
@@ -250,3 +255,9 @@ def test_a_huge_cursor_is_quoted_briefly(run):
     cursor = base64.urlsafe_b64encode(b"cg1:" + b"k" * 500_000 + b":x").decode()
     found = run("query($a: String) { specs(after: $a) { totalCount } }", {"a": cursor})
     assert found["errors"] == [f"'after' is a cursor of a {'k' * 40} list, not of a spec list"]
+
+
+def test_every_single_valued_attribute_is_a_filter_and_a_query_field():
+    query_fields = {f.name for f in fields(SpecQuery)}
+    filter_fields = {f.python_name for f in SpecFilter.__strawberry_definition__.fields}
+    assert [k for k in ATTRIBUTES if k not in query_fields or k not in filter_fields] == []
