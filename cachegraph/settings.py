@@ -82,6 +82,9 @@ class Settings:
     max_cost: int = _setting(
         _DEFAULTS.max_cost, "fields one operation may return, nested page sizes multiplied"
     )
+    max_introspection: int = _setting(
+        _DEFAULTS.max_introspection, "whole-schema introspections (__schema) in one operation"
+    )
     max_batch: int = _setting(10, "operations in one batched request (a JSON array)")
     max_body_bytes: int = _setting(
         4_194_304, "bytes in one request body (a spack.lock of 1,000 specs is about 2 MB)"
@@ -134,6 +137,7 @@ class Settings:
             max_aliases=self.max_aliases,
             max_depth=self.max_depth,
             max_cost=self.max_cost,
+            max_introspection=self.max_introspection,
             introspection=self.introspection,
         )
 
@@ -171,6 +175,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_aliases": (_at_least(1), "at least 1"),
     "max_depth": (_at_least(1), "at least 1"),
     "max_cost": (_at_least(1), "at least 1"),
+    "max_introspection": (_at_least(0), "0 or more"),
     "max_batch": (_at_least(1), "at least 1"),
     "max_body_bytes": (_at_least(1), "at least 1"),
     "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),

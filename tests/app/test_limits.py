@@ -270,3 +270,17 @@ def test_introspection_is_admitted_once_and_counted_near_its_size(client):
     # The cost is an estimate from this schema's mean list lengths: near the real size.
     assert leaves(response["data"]) / 3 <= measured.cost <= leaves(response["data"]) * 3
     assert not measured.walks
+
+
+def test_the_introspection_limit_is_a_setting(seeds_graph):
+    query = "{ a: __schema { queryType { name } } b: __schema { queryType { name } } }"
+    with TestClient(create_app(seeds_graph, settings=Settings(max_introspection=2))) as client:
+        answer = client.post("/graphql", json={"query": query}).json()
+    assert answer == {
+        "data": {"a": {"queryType": {"name": "Query"}}, "b": {"queryType": {"name": "Query"}}}
+    }
+    with TestClient(create_app(seeds_graph, settings=Settings())) as client:
+        answer = client.post("/graphql", json={"query": query}).json()
+    assert answer == refusal(
+        "max_introspection", 1, "the query introspects the whole schema 2 times"
+    )
