@@ -159,28 +159,36 @@ async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> li
     return found
 
 
-def bad_data(work: Path) -> list[tuple[str, float, int, str]]:
-    """Each kind of hostile file given to ``cachegraph validate``: seconds, peak RSS, verdict."""
+def hostile_pages() -> dict[str, str | None]:
+    """The bad data that once crashed or hung the server, by name (None: a FIFO)."""
     head = '---\ntitle: "zlib"\ncategories: [package, develop]\n'
     bomb = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     bomb += [
         f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
         for a, b in zip("abcdefgh", "bcdefghi", strict=True)
     ]
-    files = {
+    return {
         "nested 30,000 deep": head + "spec_details: " + "[" * 30_000 + "]" * 30_000 + "\n---\n",
         "YAML alias bomb": head + "meta:\n  " + "\n  ".join(bomb) + "\nspec_details: []\n---\n",
         "a FIFO": None,
     }
+
+
+def write_page(path: Path, text: str | None) -> None:
+    """A hostile page at ``path``: its text, or a FIFO."""
+    if text is None:
+        os.mkfifo(path)
+    else:
+        path.write_text(text)
+
+
+def bad_data(work: Path) -> list[tuple[str, float, int, str]]:
+    """Each kind of hostile file given to ``cachegraph validate``: seconds, peak RSS, verdict."""
     found = []
-    for name, text in files.items():
+    for name, text in hostile_pages().items():
         folder = work / name.replace(" ", "-")
         folder.mkdir()
-        path = folder / "page.md"
-        if text is None:
-            os.mkfifo(path)
-        else:
-            path.write_text(text)
+        write_page(folder / "page.md", text)
         started = time.perf_counter()
         child = subprocess.Popen(
             [sys.executable, "-m", "cachegraph.cli", "validate", str(folder)],

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attacks import KINDS, attack
+from attacks import KINDS, attack, hostile_pages, write_page
 from cachegraph.graph import load
 from cachegraph.schema import schema
 from harness import Connection, free_port, pct, rss_kb, wait_ready
@@ -329,17 +329,8 @@ def main() -> int:
 async def hostile_reload(port: int, data: Path) -> tuple[int, float, int, str]:
     """Bad data added to the pages, then a reload: its status, time, problems, and what the
     server answers next."""
-    head = '---\ntitle: "zlib"\ncategories: [package, develop]\n'
-    (data / "deep.md").write_text(head + "spec_details: " + "[" * 30_000 + "]" * 30_000 + "\n---\n")
-    bomb = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    bomb += [
-        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]"
-        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
-    ]
-    (data / "bomb.md").write_text(
-        head + "meta:\n  " + "\n  ".join(bomb) + "\nspec_details: []\n---\n"
-    )
-    os.mkfifo(data / "fifo.md")
+    for n, text in enumerate(hostile_pages().values()):
+        write_page(data / f"hostile-{n}.md", text)
     conn, started = Connection(port), time.perf_counter()
     status, raw = await conn.request(
         "POST", "/admin/reload", headers=f"authorization: Bearer {TOKEN}\r\n"
