@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import groupby
 
+from cachegraph.graph.attributes import variant_text
 from cachegraph.graph.coverage import Coverage
 from cachegraph.graph.likeness import Difference, Nearness
 from cachegraph.graph.model import SpecRecord
-from cachegraph.graph.names import variant_text, version_key
+from cachegraph.graph.names import version_key
 
 WIDTH = 64
 

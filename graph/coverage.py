@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import deadline
+from .attributes import own_key
 from .dag import reached
-from .likeness import own_key
 from .lockfiles import Environment
 from .model import CacheGraph, SpecRecord
 from .queries import SpecQuery, select_specs

@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from . import deadline
-from .model import ATTRIBUTES, CacheGraph, SpecRecord
+from .attributes import SINGLE
+from .model import CacheGraph, SpecRecord
 from .queries import SpecQuery, counts_in_tag, select_specs
 
 #: facet -> the values one spec has of it (stacks are those of the query's tag)
 FACETS: dict[str, Callable[[SpecRecord, str | None], Iterable[str]]] = {
-    **{
-        kind: lambda s, tag, value=attrgetter(attr): (value(s),)
-        for kind, attr in ATTRIBUTES.items()
-    },
+    **{kind: lambda s, tag, value=attrgetter(attr): (value(s),) for kind, attr in SINGLE.items()},
     "stack": lambda s, tag: s.stacks_in(tag),
     "variant": lambda s, tag: s.variants,
     "mirror": lambda s, tag: s.mirrors,

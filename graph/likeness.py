@@ -1,6 +1,7 @@
 """How alike specs are: what differs between two, lookalike groups, and the nearest cached specs.
 
-Distance, the rule ``nearest`` ranks by (smaller is nearer; 0 is the same spec):
+Distance, the rule ``nearest`` ranks by (smaller is nearer; 0 is the same spec), each
+attribute's weight being the one ``graph.attributes`` declares:
 
 ================= ======================================================
 platform          8 when it differs (the binary cannot run at all)
@@ -24,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import targets as archs
+from .attributes import COMPARED, SINGLE, own_key
+from .attributes import WEIGHTS as ATTRIBUTE_WEIGHTS
 from .constraints import Constraint, Node
 from .dag import dependencies_of, reached
 from .errors import BadArgument
@@ -32,17 +35,18 @@ from .names import compiler_parts
 from .queries import SpecQuery, select_specs, spec_by_hash
 from .satisfies import check_known, holding, node_test, settings
 
+#: the weight of each kind of difference: an attribute's own (declared in graph.attributes),
+#: a variant's, a direct dependency's, and the two nearer cases of target and compiler
 WEIGHTS = {
-    "platform": 8.0,
-    "os": 4.0,
-    "target": 2.0,
-    "runnable target": 0.5,
-    "compiler": 2.0,
-    "compiler version": 1.0,
-    "version": 3.0,
-    "variant": 1.0,
+    **ATTRIBUTE_WEIGHTS,
+    "variant": ATTRIBUTE_WEIGHTS["variants"],
     "dependency": 0.25,
+    "runnable target": 0.5,
+    "compiler version": 1.0,
 }
+
+
+_SINGLE_COMPARED = [name for name in COMPARED if name in SINGLE]
 
 
 @dataclass(frozen=True)
@@ -80,14 +84,8 @@ def own_differences(a: SpecRecord, b: SpecRecord) -> list[Difference]:
     """
     found = [
         Difference(name, mine, theirs)
-        for name, mine, theirs in (
-            ("version", a.version, b.version),
-            ("compiler", a.compiler, b.compiler),
-            ("target", a.target, b.target),
-            ("os", a.os, b.os),
-            ("platform", a.platform, b.platform),
-        )
-        if mine != theirs
+        for name in _SINGLE_COMPARED
+        if (mine := getattr(a, name)) != (theirs := getattr(b, name))
     ]
     mine, theirs = _by_name(a.variants), _by_name(b.variants)
     for name in sorted(mine.keys() | theirs.keys()):
@@ -138,12 +136,6 @@ class LookalikeGroup:
     specs: tuple[SpecRecord, ...]
     #: names of the DAG nodes whose hash differs between the group's specs
     differing: tuple[str, ...]
-
-
-def own_key(spec: SpecRecord) -> tuple:
-    """What a spec is apart from its dependencies: two specs with one key are lookalikes."""
-    return (spec.version, spec.compiler, tuple(sorted(spec.variants)), spec.os, spec.platform,
-            spec.target)  # fmt: skip
 
 
 def lookalikes(cg: CacheGraph, package: str, tag: str | None = None) -> list[LookalikeGroup]:

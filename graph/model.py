@@ -39,7 +39,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from itertools import compress, repeat
 from operator import attrgetter, itemgetter, not_
 from sys import intern
@@ -48,6 +48,7 @@ from typing import Any
 
 import networkx as nx
 
+from .attributes import ATTRIBUTES, COMPARED, SINGLE
 from .bounded import SHARED, BoundedCache
 from .errors import BadRecord
 from .names import NO_COMPILER, version_key
@@ -91,6 +92,37 @@ class SpecRecord:
 
     def stacks_in(self, tag: str | None) -> frozenset[str]:
         return self.all_stacks if tag is None else self.stacks.get(tag, EMPTY)
+
+
+#: every field of a record, in the order it declares them
+RECORD_FIELDS = tuple(f.name for f in fields(SpecRecord))
+_DEFAULTS = {
+    f.name: f.default if f.default_factory is MISSING else f.default_factory()
+    for f in fields(SpecRecord)
+    if f.default is not MISSING or f.default_factory is not MISSING
+}
+_SINGLE_NAMES = tuple(a.name for a in ATTRIBUTES if not a.many)
+
+
+def records_of(columns: Mapping[str, list], **same: Any) -> list[SpecRecord]:
+    """Records made from one list per field, the fields in ``same`` having one value for all
+    and the others their default: a million records are made in one C loop.
+
+    >>> [r] = records_of({"hash": ["a" * 32], "version": ["1.3"], "versions": [("1.3",)],
+    ...     "compiler": [None], "os": ["rhel8"], "platform": ["linux"], "target": ["zen2"],
+    ...     "variants": [()]}, package="zlib")
+    >>> r.package, r.version, r.source, r.stacks
+    ('zlib', '1.3', '', mappingproxy({}))
+    """
+    values = {**_DEFAULTS, **same}
+    missing = [n for n in RECORD_FIELDS if n not in columns and n not in values]
+    if missing:
+        raise ValueError(f"records need a column or a value for each of {missing}")
+    if len(set(map(len, columns.values()))) > 1:
+        raise ValueError("records need columns of one length")
+    given = [columns[n] if n in columns else repeat(values[n]) for n in RECORD_FIELDS]
+    # Positional, for speed; the order is the one the record declares.
+    return list(map(SpecRecord, *given))
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +242,7 @@ def rank_index(specs: list[SpecRecord], first: int = 0) -> dict[IndexKey, array]
     ranks = list(range(first, first + len(specs)))  # one int object per rank, shared by every index
     index: dict[IndexKey, array] = {}
     # Ranks go in increasing order, so every index comes out sorted.
-    for kind, attr in ATTRIBUTES.items():
+    for kind, attr in SINGLE.items():
         values = list(map(attrgetter(attr), specs))
         groups: dict[str, list[int]] = {value: [] for value in set(values)}
         deque(map(list.append, map(groups.__getitem__, values), ranks), maxlen=0)
@@ -242,18 +274,6 @@ def _stack_keys(stacks: Mapping[str, frozenset[str]]) -> list[IndexKey]:
         keys.append(("tag", tag, None))
         keys += [("stack", s, tag) for s in members]
     return keys
-
-
-#: The attributes a spec has one value of: index kind -> SpecRecord attribute. Declared
-#: here once: the rank index, the filters, the facets and the counts derive from it.
-ATTRIBUTES = {
-    "package": "package",
-    "version": "version",
-    "compiler": "compiler_key",
-    "os": "os",
-    "platform": "platform",
-    "target": "target",
-}
 
 
 def _mirror_keys(mirrors: frozenset[str]) -> list[IndexKey]:
@@ -413,9 +433,10 @@ class GraphBuilder:
         return CacheGraph.of(self.records.values(), self.deps, self.mirrors.values())
 
     def _intern(self, r: SpecRecord) -> SpecRecord:
-        r.package, r.version, r.os = intern(r.package), intern(r.version), intern(r.os)
-        r.platform, r.target = intern(r.platform), intern(r.target)
-        r.compiler = intern(r.compiler) if r.compiler else None
+        for name in _SINGLE_NAMES:
+            value = getattr(r, name)
+            if value is not None:
+                setattr(r, name, intern(value))
         r.versions = self.shared_tuple(r.versions)
         r.variants = self.shared_tuple(r.variants)
         return r
@@ -622,14 +643,13 @@ def _layout_edges(
     return edges
 
 
-_COMPARED = ("version", "compiler", "os", "platform", "target", "variants")
-_SAME = attrgetter("package", *_COMPARED)
+_SAME = attrgetter("package", *COMPARED)
 
 
 def _differences(known: SpecRecord, new: SpecRecord) -> list[str]:
     return [
         f"hash {known.hash}: {name} is {getattr(new, name)!r} here "
         f"but {getattr(known, name)!r} in {known.source}; keeping the first"
-        for name in _COMPARED
+        for name in COMPARED
         if getattr(known, name) != getattr(new, name)
     ]

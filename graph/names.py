@@ -1,10 +1,9 @@
-"""Spack naming rules: compiler names, version order and the classic spec string."""
+"""Spack naming rules: compiler names and version order."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
 
 #: Spack's infinity versions, least to greatest; all of them sort after any number.
 INFINITY_VERSIONS = ("stable", "nightly", "trunk", "head", "master", "main", "develop")
@@ -71,34 +70,3 @@ def version_key(version: str) -> tuple:
             key.append((1, 0, word))
     # The raw string breaks ties between spellings such as "1.0" and "1-0".
     return (tuple(key), prerelease, version)
-
-
-def spec_string(
-    package: str,
-    version: str,
-    compiler: str | None,
-    variants: Sequence[str],
-    platform: str,
-    os: str,
-    target: str,
-) -> str:
-    """Spack's classic spec string, as the contract defines it.
-
-    >>> spec_string("hipblas", "6.2.0", "gcc@11.4.0", ["amdgpu_target=auto", "~asan"],
-    ...             "linux", "ubuntu22.04", "x86_64_v3")
-    'hipblas@6.2.0%gcc@11.4.0~asan amdgpu_target=auto arch=linux-ubuntu22.04-x86_64_v3'
-    """
-    compiler_part = f"%{compiler}" if compiler else ""
-    return (
-        f"{package}@{version}{compiler_part}{variant_text(variants)} arch={platform}-{os}-{target}"
-    )
-
-
-def variant_text(variants: Sequence[str]) -> str:
-    """Variants as a spec string writes them: booleans joined, then each other after a space.
-
-    >>> variant_text(["build_system=cmake", "~ipo", "+tensile"])
-    '~ipo+tensile build_system=cmake'
-    """
-    bools = "".join(v for v in variants if v.startswith(("+", "~")))
-    return bools + "".join(" " + v for v in variants if not v.startswith(("+", "~")))

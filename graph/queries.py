@@ -20,9 +20,10 @@ import networkx as nx
 import numpy as np
 
 from . import deadline, satisfies
+from .attributes import SINGLE
 from .dag import all_dependents, dependents_csr
 from .errors import AmbiguousHash, BadArgument, HashTooShort
-from .model import ATTRIBUTES, CacheGraph, MirrorInfo, SpecRecord
+from .model import CacheGraph, MirrorInfo, SpecRecord
 from .names import NO_COMPILER, compiler_parts, normalize_compiler, version_key
 from .satisfies import Host
 
@@ -226,7 +227,7 @@ def _matching(cg: CacheGraph, q: SpecQuery) -> SpecSelection:
         return SpecSelection(cg, ())
     keys = [
         (kind, _compiler_key(value) if kind == "compiler" else value, None)
-        for kind in ATTRIBUTES
+        for kind in SINGLE
         if (value := getattr(q, kind)) is not None
     ]
     keys += [("variant", v, None) for v in q.variants]
@@ -272,8 +273,8 @@ def _test(
 ) -> Callable[[SpecRecord], bool] | None:
     checks: list[Callable[[SpecRecord], bool]] = list(extra)
     for kind, value, tag in keys:
-        if kind in ATTRIBUTES:
-            attr = ATTRIBUTES[kind]
+        if kind in SINGLE:
+            attr = SINGLE[kind]
             checks.append(lambda s, a=attr, v=value: getattr(s, a) == v)
         elif kind == "variant":
             checks.append(lambda s, v=value: v in s.variants)
@@ -331,7 +332,7 @@ def counts_in_tag(cg: CacheGraph, tag: str, kinds: Iterable[str]) -> dict[str, C
 
 def _scope_counts(cg: CacheGraph, tag: str) -> dict[str, Counter]:
     """Spec counts per value of each attribute, and per stack, within one tag."""
-    return _whole(cg, ("scope", tag), tag, lambda: counts_in_tag(cg, tag, (*ATTRIBUTES, "stack")))
+    return _whole(cg, ("scope", tag), tag, lambda: counts_in_tag(cg, tag, (*SINGLE, "stack")))
 
 
 def _stack_sets(cg: CacheGraph, tag: str | None) -> Counter:
@@ -771,5 +772,5 @@ def precompute(cg: CacheGraph) -> None:
         stack_overlaps(cg, None, tag)
         if tag is not None:
             _scope_counts(cg, tag)
-        for kind in (*ATTRIBUTES, "stack"):
+        for kind in (*SINGLE, "stack"):
             names_in_scope(cg, kind, tag)

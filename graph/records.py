@@ -6,81 +6,38 @@ Each function raises BadRecord saying what is wrong with the record.
 from __future__ import annotations
 
 import re
-import reprlib
 from collections.abc import Callable
-from itertools import chain, repeat
+from itertools import chain
 from operator import itemgetter
 from sys import intern
 from typing import Any, NamedTuple
 
+from .attributes import described, node_attributes, page_attributes, strings, text
 from .errors import BadRecord
-from .model import EMPTY, NO_LAYOUT, SpecRecord
+from .model import SpecRecord, records_of
 from .names import normalize_compiler
 
 HASH = re.compile(r"[a-z0-9]{32}")
 
 
-def _text(record: dict, key: str, *, optional: bool = False) -> str:
-    value = record.get(key)
-    if value is None and optional:
-        return ""
-    if not isinstance(value, str) or not value.strip():
-        raise BadRecord(f"'{key}' must be a non-empty string, not {_shown(value)}")
-    return value.strip()
-
-
-def _strings(record: dict, key: str) -> tuple[str, ...]:
-    value = record.get(key)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise BadRecord(f"'{key}' must be a list of strings, not {_shown(value)}")
-    return tuple(value)
-
-
-#: repr() of a record's value for a message: bounded in depth and length, whatever the input
-_REPR = reprlib.Repr()  # keyword arguments only from Python 3.12
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 40, 40, 6, 6
-
-
-def _shown(value: Any) -> str:
-    """A value as a message shows it.
-
-    >>> _shown([[[[[[1]]]]]]), _shown(None)
-    ('list [[[[...]]]]', 'missing')
-    """
-    if value is None:
-        return "missing"
-    text = _REPR.repr(value)
-    return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
-
-
 def check_hash(value: Any) -> str:
     if not isinstance(value, str) or not HASH.fullmatch(value):
-        raise BadRecord(f"'hash' must be a 32-character Spack hash, not {_shown(value)}")
+        raise BadRecord(f"'hash' must be a 32-character Spack hash, not {described(value)}")
     return value
 
 
 def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[str, ...]]:
     """A spec_details row of a page, and the stacks it lists."""
     if not isinstance(row, dict):
-        raise BadRecord(f"a record must be a mapping, not {_shown(row)}")
-    versions = _strings(row, "versions")
-    if len(versions) != 1:
-        raise BadRecord(f"'versions' must hold exactly one version, not {list(versions)}")
-    compiler = _text(row, "compiler")
+        raise BadRecord(f"a record must be a mapping, not {described(row)}")
     record = SpecRecord(
         hash=check_hash(row.get("hash")),
-        package=package,
-        version=versions[0],
-        versions=versions,
-        compiler=normalize_compiler(compiler),
-        os=_text(row, "os"),
-        platform=_text(row, "platform"),
-        target=_text(row, "target"),
-        variants=_strings(row, "variants"),
+        **page_attributes(row, package),
+        versions=strings(row, "versions"),
         source=source,
         size=page_size(row.get("size")),
     )
-    return record, _strings(row, "stacks")
+    return record, strings(row, "stacks")
 
 
 def page_size(value: Any) -> float | None:
@@ -95,7 +52,7 @@ def page_size(value: Any) -> float | None:
         return float(value)
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
-    raise BadRecord(f"'size' must be a number of bytes or '-', not {_shown(value)}")
+    raise BadRecord(f"'size' must be a number of bytes or '-', not {described(value)}")
 
 
 _FIELDS = ("hash", "versions", "compiler", "os", "platform", "target", "variants", "stacks")
@@ -163,19 +120,15 @@ def well_formed_rows(
         list(map(intern, platforms)),
         list(map(intern, targets)),
     )
-    records = list(
-        map(
-            SpecRecord,
-            hashes,
-            repeat(intern(package)),
-            summarized[0],
-            as_tuples,
-            *summarized[1:],
-            shared(list(map(tuple, variants))),
-            repeat(NO_LAYOUT),
-            repeat(EMPTY),
-            repeat(source),
-        )
+    records = records_of(
+        {
+            "hash": hashes,
+            "versions": as_tuples,
+            **dict(zip(SUMMARIZED, summarized, strict=True)),
+            "variants": shared(list(map(tuple, variants))),
+        },
+        package=intern(package),
+        source=source,
     )
     return Listed(records, list(map(tuple, stacks)), dict(zip(SUMMARIZED, summarized, strict=True)))
 
@@ -186,63 +139,15 @@ def node_record(
     """A spec node of a spec file or index (Spack's spec format v1 to v5); ``compiler`` is
     the one to record when the node names none (format 5: its compiler dependency's)."""
     if not isinstance(node, dict):
-        raise BadRecord(f"a spec node must be a mapping, not {_shown(node)}")
-    arch = node.get("arch")
-    if not isinstance(arch, dict):
-        raise BadRecord(f"'arch' must be a mapping, not {_shown(arch)}")
-    target = arch.get("target")
-    if isinstance(target, dict):  # newer specs describe the microarchitecture
-        target = target.get("name")
-    version = node.get("version")
-    if not isinstance(version, str | int | float) or isinstance(version, bool):
-        raise BadRecord(f"'version' must be a string, not {_shown(version)}")
+        raise BadRecord(f"a spec node must be a mapping, not {described(node)}")
+    found = node_attributes(node)
+    found["compiler"] = found["compiler"] or compiler
     return SpecRecord(
         hash=check_hash(hash or node.get("hash")),
-        package=_text(node, "name"),
-        version=str(version),
-        versions=(str(version),),
-        compiler=_node_compiler(node.get("compiler"), node.get("annotations")) or compiler,
-        os=_text(arch, "platform_os"),
-        platform=_text(arch, "platform"),
-        target=_text({"target": target}, "target"),
-        variants=_variants(node.get("parameters") or {}),
+        **found,
+        versions=(found["version"],),
         source=source,
     )
-
-
-def _node_compiler(compiler: Any, annotations: Any = None) -> str | None:
-    """The ``compiler`` field of formats 1-4, or the one a converted record annotates.
-
-    Spack >= 1.0 (format 5) makes compilers dependencies: such a node names none,
-    and the loader takes the dependency that provides ``c``, ``cxx`` or ``fortran``.
-    """
-    if not isinstance(compiler, dict) or not compiler.get("name"):
-        noted = annotations.get("compiler") if isinstance(annotations, dict) else None
-        return normalize_compiler(noted) if isinstance(noted, str) and noted else None
-    version = compiler.get("version")
-    return normalize_compiler(f"{compiler['name']}@{version}" if version else compiler["name"])
-
-
-_FLAGS = {"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"}
-
-
-def _variants(parameters: dict) -> tuple[str, ...]:
-    """Variant strings as pages write them, sorted by name as Spack prints them."""
-    variants = []
-    for name in sorted(parameters):
-        value = parameters[name]
-        if value is True:
-            variants.append(f"+{name}")
-        elif value is False:
-            variants.append(f"~{name}")
-        elif isinstance(value, list):
-            if value and name not in _FLAGS:
-                variants.append(f"{name}={','.join(map(str, value))}")
-            elif value:
-                variants.append(f'{name}="{" ".join(map(str, value))}"')
-        elif value is not None:
-            variants.append(f"{name}={value}")
-    return tuple(variants)
 
 
 class Dependency(NamedTuple):
@@ -265,18 +170,18 @@ def node_dependencies(node: dict) -> list[Dependency]:
     if isinstance(deps, dict):  # spec format v1: {name: {"hash": ..., "type": [...]}}
         deps = [{"name": name, **(body or {})} for name, body in deps.items()]
     if not isinstance(deps, list):
-        raise BadRecord(f"'dependencies' must be a list, not {_shown(deps)}")
+        raise BadRecord(f"'dependencies' must be a list, not {described(deps)}")
     found = []
     for dep in deps:
         if (quick := _plain_dependency(dep)) is not None:
             found.append(quick)
             continue
         if not isinstance(dep, dict):
-            raise BadRecord(f"a dependency must be a mapping, not {_shown(dep)}")
+            raise BadRecord(f"a dependency must be a mapping, not {described(dep)}")
         parameters = dep.get("parameters") or {}
         if not isinstance(parameters, dict):
             raise BadRecord(
-                f"a dependency's 'parameters' must be a mapping, not {_shown(parameters)}"
+                f"a dependency's 'parameters' must be a mapping, not {described(parameters)}"
             )
         types = dep.get("type")
         if types is None:
@@ -284,7 +189,7 @@ def node_dependencies(node: dict) -> list[Dependency]:
         virtuals = parameters.get("virtuals") or ()
         found.append(
             Dependency(
-                _text(dep, "name"),
+                text(dep, "name"),
                 check_hash(dep.get("hash")),
                 _names(types, "deptypes"),
                 _names(virtuals, "virtuals"),
@@ -320,7 +225,9 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
         return (value,)
     # set(map(type, ...)) checks every item in C: a lockfile has thousands of edges
     if not isinstance(value, list | tuple) or not set(map(type, value)) <= _STR:
-        raise BadRecord(f"a dependency's '{what}' must be a list of strings, not {_shown(value)}")
+        raise BadRecord(
+            f"a dependency's '{what}' must be a list of strings, not {described(value)}"
+        )
     return tuple(value)
 
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
 from cachegraph.graph import queries
+from cachegraph.graph.attributes import ATTRIBUTES, SINGLE, spec_string
 from cachegraph.graph.impact import seen
-from cachegraph.graph.model import ATTRIBUTES, SpecRecord
-from cachegraph.graph.names import spec_string
+from cachegraph.graph.model import SpecRecord
 from cachegraph.graph.queries import SpecSelection
 from cachegraph.graph.search import search as search_specs
 from strawberry.types import Info
@@ -107,10 +107,7 @@ class Spec(Node):
         description="Spack's classic spec string; the exact format is in ../contract/README.md."
     )
     def spec_string(self: SpecRecord) -> str:
-        return spec_string(
-            self.package, self.version, self.compiler, self.variants, self.platform, self.os,
-            self.target,
-        )  # fmt: skip
+        return spec_string(self)
 
     @strawberry.field(
         metadata=cost(items=10), description="The mirrors holding this spec, ordered by name."
@@ -195,17 +192,18 @@ class Spec(Node):
         return queries.dependent_count(graph(info), self.hash, deptype, bool(transitive))
 
 
+def _attribute_filters(cls: type) -> type:
+    """Give a filter a field per spec attribute (graph.attributes), before its own fields."""
+    for a in ATTRIBUTES:
+        setattr(cls, a.name, strawberry.field(default=None, description=a.description))
+    declared = {a.name: list[str] | None if a.many else str | None for a in ATTRIBUTES}
+    cls.__annotations__ = {**declared, **cls.__annotations__}
+    return cls
+
+
 @strawberry.input
+@_attribute_filters
 class SpecFilter:
-    package: str | None = None
-    version: str | None = None
-    compiler: str | None = strawberry.field(
-        default=None,
-        description="Either form of the name; 'none' matches specs recorded without a compiler.",
-    )
-    os: str | None = None
-    platform: str | None = None
-    target: str | None = None
     stacks: list[str] | None = strawberry.field(
         default=None, description="The spec is in every one of these stacks."
     )
@@ -213,9 +211,6 @@ class SpecFilter:
         default=None, description="The spec is in none of these stacks."
     )
     tag: str | None = None
-    variants: list[str] | None = strawberry.field(
-        default=None, description="The spec has every one of these variant settings, as recorded."
-    )
     mirror: str | None = strawberry.field(default=None, description="A mirror holds the spec.")
     satisfies: str | None = strawberry.field(
         default=None,
@@ -274,7 +269,7 @@ def spec_query(f: SpecFilter | None, order_by: list[SpecOrder] | None = None) ->
         return queries.SpecQuery(order=order)
     host = f.runs_on
     return queries.SpecQuery(
-        **{kind: getattr(f, kind) for kind in ATTRIBUTES},
+        **{kind: getattr(f, kind) for kind in SINGLE},
         stacks=tuple(f.stacks or ()),
         exclude_stacks=tuple(f.exclude_stacks or ()),
         tag=f.tag,

@@ -12,7 +12,15 @@ from cachegraph.graph import MirrorSource, load
 from cachegraph.graph.constraints import parse
 from cachegraph.graph.errors import BadArgument
 from cachegraph.graph.impact import impact, seen, tag_diff, tag_order
-from cachegraph.graph.likeness import Difference, lookalikes, nearest_to_constraint, spec_diff
+from cachegraph.graph.likeness import (
+    Difference,
+    distance,
+    lookalikes,
+    nearest_to_constraint,
+    own_differences,
+    spec_diff,
+)
+from cachegraph.graph.records import node_record
 
 from tests.conftest import SEEDS
 from tests.graph.test_satisfies import _closure, _raw
@@ -105,6 +113,24 @@ def test_nearest_to_a_constraint_ranks_by_the_documented_rule(planted):
         _h("d"),
         _h("a"),
     ]
+
+
+def test_two_specs_differing_in_everything_of_their_own():
+    """In the spec string's order, then variants; weights from the README's table."""
+    a = node_record(ZLIB, "a")
+    b = node_record({**ZLIB, "hash": _h("f"), "version": "1.3.1", "parameters": {"shared": False},
+        "compiler": {"name": "clang", "version": "17"},
+        "arch": {"platform": "darwin", "platform_os": "sonoma", "target": "m1"}}, "b")  # fmt: skip
+    differences = own_differences(a, b)
+    assert differences == [
+        Difference("version", "1.0", "1.3.1"),
+        Difference("compiler", "gcc@12.1.0", "clang@17"),
+        Difference("platform", "linux", "darwin"),
+        Difference("os", "rhel8", "sonoma"),
+        Difference("target", "zen2", "m1"),
+        Difference("variant:shared", "+shared", "~shared"),
+    ]
+    assert distance(differences, "zen2") == 3 + 2 + 8 + 4 + 2 + 1
 
 
 # -- real data ------------------------------------------------------------------------------

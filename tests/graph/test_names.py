@@ -1,5 +1,5 @@
 import pytest
-from cachegraph.graph.names import compiler_parts, normalize_compiler, spec_string, version_key
+from cachegraph.graph.names import compiler_parts, normalize_compiler, version_key
 
 
 @pytest.mark.parametrize(
@@ -36,18 +36,3 @@ def test_compiler_parts():
 )
 def test_versions_sort_as_spack_sorts_them(ordered):
     assert sorted(reversed(ordered), key=version_key) == ordered
-
-
-def test_spec_string_of_the_contract_example():
-    variants = ["amdgpu_target=gfx90a", "~asan", "build_system=cmake", "~ipo", "+tensile"]
-    assert (
-        spec_string("rocblas", "6.1.2", "gcc@13.2.0", variants, "linux", "ubuntu24.04", "x86_64_v3")
-        == "rocblas@6.1.2%gcc@13.2.0~asan~ipo+tensile amdgpu_target=gfx90a build_system=cmake "
-        "arch=linux-ubuntu24.04-x86_64_v3"
-    )
-
-
-def test_spec_string_without_compiler_or_variants():
-    assert spec_string("py-x", "1.0", None, [], "darwin", "sequoia", "aarch64") == (
-        "py-x@1.0 arch=darwin-sequoia-aarch64"
-    )

@@ -14,10 +14,10 @@ import archspec.cpu
 import networkx as nx
 import pytest
 from cachegraph.graph import load, queries
+from cachegraph.graph.attributes import spec_string
 from cachegraph.graph.constraints import SpecSyntaxError, parse
 from cachegraph.graph.errors import BadArgument
 from cachegraph.graph.mirrors import mirrors_file
-from cachegraph.graph.names import spec_string
 from cachegraph.graph.satisfies import node_test, satisfies
 from cachegraph.graph.versions import parse_versions
 
@@ -478,6 +478,6 @@ def test_every_spec_satisfies_its_own_spec_string_and_hash(request, graph):
     """Spack's classic spec string, as the API prints it, pasted back as a constraint."""
     cg = request.getfixturevalue(graph)
     for s in cg.ordered:
-        text = spec_string(s.package, s.version, s.compiler, s.variants, s.platform, s.os, s.target)
+        text = spec_string(s)
         assert satisfies(cg, s, text), text
         assert satisfies(cg, s, f"/{s.hash[:7]}")

@@ -1,0 +1,258 @@
+"""What a spec is apart from its hash and its dependencies, each attribute declared once.
+
+``ATTRIBUTES`` has one row per attribute of a spec's own: how a page row and a
+spec node (spec files, mirror indices, lockfiles) give it, which record
+attribute the rank index keys (and so what filters, facets and counts use),
+how a spec string shows it, and how far apart two specs that differ in it are.
+The readers, the rank index, ``SpecFilter``'s fields, spec strings, the
+lookalike key, likeness distances and the warnings about a hash listed twice
+derive from it; a snapshot stores every field ``SpecRecord`` declares, and a
+test checks each row names one.
+
+Its order is the spec string's: ``package@version%compiler+variants
+arch=platform-os-target``.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import BadRecord
+from .names import normalize_compiler
+
+# -- reading a field, and saying what is wrong with it --------------------------------------
+
+_REPR = reprlib.Repr()  # keyword arguments only from Python 3.12
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 40, 40, 6, 6
+
+
+def described(value: Any) -> str:
+    """A value as a message shows it: bounded in depth and length, whatever the input.
+
+    >>> described([[[[[[1]]]]]]), described(None)
+    ('list [[[[...]]]]', 'missing')
+    """
+    if value is None:
+        return "missing"
+    text = _REPR.repr(value)
+    return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
+
+
+def text(record: dict, key: str) -> str:
+    """The non-empty string ``record[key]``, stripped.
+
+    >>> text({"os": " rhel8 "}, "os")
+    'rhel8'
+    """
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise BadRecord(f"'{key}' must be a non-empty string, not {described(value)}")
+    return value.strip()
+
+
+def strings(record: dict, key: str) -> tuple[str, ...]:
+    value = record.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRecord(f"'{key}' must be a list of strings, not {described(value)}")
+    return tuple(value)
+
+
+def page_version(row: dict) -> str:
+    """A page row's one version (pages write ``versions``: a list that holds exactly one)."""
+    versions = strings(row, "versions")
+    if len(versions) != 1:
+        raise BadRecord(f"'versions' must hold exactly one version, not {list(versions)}")
+    return versions[0]
+
+
+def _node_version(node: dict) -> str:
+    version = node.get("version")
+    if not isinstance(version, str | int | float) or isinstance(version, bool):
+        raise BadRecord(f"'version' must be a string, not {described(version)}")
+    return str(version)
+
+
+def _node_compiler(node: dict) -> str | None:
+    """The ``compiler`` field of formats 1-4, or the one a converted record annotates.
+
+    Spack >= 1.0 (format 5) makes compilers dependencies: such a node names none,
+    and its reader takes the dependency that provides ``c``, ``cxx`` or ``fortran``.
+    """
+    compiler = node.get("compiler")
+    if not isinstance(compiler, dict) or not compiler.get("name"):
+        annotations = node.get("annotations")
+        noted = annotations.get("compiler") if isinstance(annotations, dict) else None
+        return normalize_compiler(noted) if isinstance(noted, str) and noted else None
+    version = compiler.get("version")
+    return normalize_compiler(f"{compiler['name']}@{version}" if version else compiler["name"])
+
+
+def _arch(node: dict, key: str) -> str:
+    arch = node.get("arch")
+    if not isinstance(arch, dict):
+        raise BadRecord(f"'arch' must be a mapping, not {described(arch)}")
+    value = arch.get(key)
+    if type(value) is str and value and value == value.strip():
+        return value
+    if key == "target" and isinstance(value, dict):  # newer specs describe the microarchitecture
+        value = value.get("name")
+    return text({key: value}, key)
+
+
+_FLAGS = {"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"}
+
+
+def _node_variants(node: dict) -> tuple[str, ...]:
+    """Variant strings as pages write them, sorted by name as Spack prints them.
+
+    >>> _node_variants({"parameters": {"mpi": True, "api": "v18", "cflags": ["-O2", "-g"]}})
+    ('api=v18', 'cflags="-O2 -g"', '+mpi')
+    """
+    parameters = node.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise BadRecord(f"'parameters' must be a mapping, not {described(parameters)}")
+    variants = []
+    for name in sorted(parameters):
+        value = parameters[name]
+        if value is True:
+            variants.append(f"+{name}")
+        elif value is False:
+            variants.append(f"~{name}")
+        elif isinstance(value, list):
+            if value and name not in _FLAGS:
+                variants.append(f"{name}={','.join(map(str, value))}")
+            elif value:
+                variants.append(f'{name}="{" ".join(map(str, value))}"')
+        elif value is not None:
+            variants.append(f"{name}={value}")
+    return tuple(variants)
+
+
+def variant_text(variants: Sequence[str]) -> str:
+    """Variants as a spec string writes them: booleans joined, then each other after a space.
+
+    >>> variant_text(["build_system=cmake", "~ipo", "+tensile"])
+    '~ipo+tensile build_system=cmake'
+    """
+    bools = "".join(v for v in variants if v.startswith(("+", "~")))
+    return bools + "".join(" " + v for v in variants if not v.startswith(("+", "~")))
+
+
+# -- the declaration -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute of a spec's own."""
+
+    #: the SpecRecord field, the index kind, the filter, facet and count name
+    name: str
+    #: read from a page row; None: the page's own package
+    page: Callable[[dict], Any] | None
+    #: read from a spec node of any spec format (1 to 5)
+    node: Callable[[dict], Any]
+    #: its part of a spec string
+    shown: Callable[[Any], str]
+    #: how far apart two specs that differ in it are (per variant for variants);
+    #: None: never compared (nearest specs share their package)
+    weight: float | None
+    #: the record attribute indexed, when not the field itself
+    key: str = ""
+    #: several values (variants), each indexed; a filter on it names every one it must have
+    many: bool = False
+    #: what a filter on it means, when more than equality needs saying
+    description: str | None = None
+
+    @property
+    def indexed(self) -> str:
+        return self.key or self.name
+
+
+ATTRIBUTES: tuple[Attribute, ...] = (
+    Attribute("package", page=None, node=lambda n: text(n, "name"), shown=str, weight=None),
+    Attribute("version", page=page_version, node=_node_version, shown="@{}".format, weight=3.0),
+    Attribute(
+        "compiler",
+        page=lambda r: normalize_compiler(text(r, "compiler")),
+        node=_node_compiler,
+        shown=lambda c: f"%{c}" if c else "",
+        weight=2.0,  # 1.0 when the other is of the same family (likeness.distance)
+        key="compiler_key",
+        description="Either form of the name; 'none' matches specs recorded without a compiler.",
+    ),
+    Attribute(
+        "variants",
+        page=lambda r: strings(r, "variants"),
+        node=_node_variants,
+        shown=variant_text,
+        weight=1.0,
+        many=True,
+        description="The spec has every one of these variant settings, as recorded.",
+    ),
+    Attribute(
+        "platform",
+        page=lambda r: text(r, "platform"),
+        node=lambda n: _arch(n, "platform"),
+        shown=" arch={}".format,
+        weight=8.0,
+    ),
+    Attribute(
+        "os",
+        page=lambda r: text(r, "os"),
+        node=lambda n: _arch(n, "platform_os"),
+        shown="-{}".format,
+        weight=4.0,
+    ),
+    Attribute(
+        "target",
+        page=lambda r: text(r, "target"),
+        node=lambda n: _arch(n, "target"),
+        shown="-{}".format,
+        weight=2.0,  # 0.5 when the wanted target runs it (likeness.distance)
+    ),
+)
+
+#: The attributes a spec has one value of: index kind -> the SpecRecord attribute indexed
+SINGLE: dict[str, str] = {a.name: a.indexed for a in ATTRIBUTES if not a.many}
+#: The attributes two specs can differ in (every one but the package)
+COMPARED: tuple[str, ...] = tuple(a.name for a in ATTRIBUTES if a.weight is not None)
+WEIGHTS: dict[str, float] = {a.name: a.weight for a in ATTRIBUTES if a.weight is not None}
+
+
+def spec_string(spec: Any) -> str:
+    """Spack's classic spec string, as the contract defines it.
+
+    >>> from types import SimpleNamespace
+    >>> spec_string(SimpleNamespace(package="hipblas", version="6.2.0", compiler="gcc@11.4.0",
+    ...     variants=("amdgpu_target=auto", "~asan"), platform="linux", os="ubuntu22.04",
+    ...     target="x86_64_v3"))
+    'hipblas@6.2.0%gcc@11.4.0~asan amdgpu_target=auto arch=linux-ubuntu22.04-x86_64_v3'
+    """
+    return "".join([a.shown(getattr(spec, a.name)) for a in ATTRIBUTES])
+
+
+_PAGE_READERS = [(a.name, a.page) for a in ATTRIBUTES]
+_NODE_READERS = [(a.name, a.node) for a in ATTRIBUTES]
+
+
+def page_attributes(row: dict, package: str) -> dict[str, Any]:
+    """The attributes a page row of ``package`` gives, checked."""
+    return {name: package if read is None else read(row) for name, read in _PAGE_READERS}
+
+
+def node_attributes(node: dict) -> dict[str, Any]:
+    """The attributes a spec node gives, checked."""
+    return {name: read(node) for name, read in _NODE_READERS}
+
+
+_OWN = [(a.name, a.many) for a in ATTRIBUTES if a.weight is not None]
+
+
+def own_key(spec: Any) -> tuple:
+    """What a spec is apart from its dependencies: two specs with one key are lookalikes."""
+    return tuple(
+        tuple(sorted(getattr(spec, name))) if many else getattr(spec, name) for name, many in _OWN
+    )
