@@ -15,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -27,6 +27,7 @@ from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
 from .state import DataSources, NoData, Outcome, State
+from .ui import ui_page
 from .view import GraphQLView
 
 log = logging.getLogger("cachegraph")
@@ -113,7 +114,15 @@ def create_app(
         return JSONResponse(outcome.to_dict(), status_code=200 if outcome.ok else 422)
 
     async def home(request: Request) -> Response:
-        return RedirectResponse(request.scope.get("root_path", "").rstrip("/") + "/graphql")
+        root = request.scope.get("root_path", "")
+        if settings.ui and "text/html" in request.headers.get("accept", ""):
+            return HTMLResponse(ui_page(root))
+        return RedirectResponse(root.rstrip("/") + "/graphql")
+
+    async def explorer(request: Request) -> Response:
+        if not settings.ui:
+            return JSONResponse(error_body("the web explorer is turned off (--no-ui)"), 404)
+        return HTMLResponse(ui_page(request.scope.get("root_path", "")))
 
     limits = settings.limits()
     executor = Executor(
@@ -128,6 +137,8 @@ def create_app(
     view = GraphQLView(executor, state, graphiql=settings.graphiql)
     routes = [
         Route("/", home),
+        Route("/ui", explorer),
+        Route("/ui/{view:path}", explorer),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_page),

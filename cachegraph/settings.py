@@ -74,6 +74,7 @@ class Settings:
         "", "the token itself (prefer the file: flags show in process lists)", "TOKEN"
     )
     graphiql: bool = _setting(True, "serve the GraphiQL IDE at GET /graphql")
+    ui: bool = _setting(True, "serve the web explorer at GET / and /ui/...")
     federation: bool = _setting(False, "serve the schema as an Apollo Federation 2 subgraph")
     introspection: bool = _setting(_DEFAULTS.introspection, "answer introspection queries")
     max_tokens: int = _setting(_DEFAULTS.max_tokens, "tokens in one query document")

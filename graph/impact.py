@@ -106,6 +106,16 @@ def tag_order(tag: str) -> tuple:
     return (1, tag)
 
 
+def tags_newest_first(cg: CacheGraph) -> list[str]:
+    """Every tag, newest first (``tag_order`` reversed).
+
+    >>> from cachegraph.graph.model import CacheGraph
+    >>> tags_newest_first(CacheGraph.of([], {}))
+    []
+    """
+    return cg.memoized("tags newest first", lambda: sorted(cg.names("tag"), key=tag_order)[::-1])
+
+
 def seen(spec: SpecRecord) -> tuple[str | None, str | None]:
     """The earliest and latest tag holding the spec."""
     tags = sorted(spec.stacks, key=tag_order)

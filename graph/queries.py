@@ -584,6 +584,28 @@ def _parents(cg: CacheGraph, deptype: str | None) -> Callable[[tuple[str, str]],
     return lambda node: (p for p, data in pred[node].items() if deptype in data["deptypes"])
 
 
+def dependency_edges(
+    cg: CacheGraph, hash: str
+) -> list[tuple[SpecRecord, frozenset[str], frozenset[str]]]:
+    """(dependency, deptypes, virtuals) of each direct dependency, in contract order.
+
+    >>> from cachegraph.graph.model import SpecRecord
+    >>> def spec(h, name):
+    ...     return SpecRecord(hash=h * 32, package=name, version="1", versions=("1",),
+    ...         compiler=None, os="o", platform="p", target="t", variants=())
+    >>> cg = CacheGraph.of([spec("a", "app"), spec("c", "gcc")],
+    ...     {("a" * 32, "c" * 32): (frozenset({"build"}), frozenset({"c", "cxx"}))})
+    >>> [(s.package, sorted(t), sorted(v)) for s, t, v in dependency_edges(cg, "a" * 32)]
+    [('gcc', ['build'], ['c', 'cxx'])]
+    """
+    edges = [
+        (cg.rank[child[1]], data["deptypes"], data["virtuals"])
+        for child, data in cg.g.succ["spec", hash].items()
+        if data["kind"] == "depends_on"
+    ]
+    return [(cg.ordered[rank], types, virtuals) for rank, types, virtuals in sorted(edges)]
+
+
 def dependencies(
     cg: CacheGraph, hash: str, deptype: str | None = None, transitive: bool = False
 ) -> list[SpecRecord]:

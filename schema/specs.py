@@ -104,6 +104,20 @@ class Spec(Node):
         return [Tag(name=t) for t in sorted(self.stacks)]
 
     @strawberry.field(
+        metadata=cost(items=20),
+        description="Where it is cached: each tag listing it, ordered by name, with the stacks "
+        "holding it there.",
+    )
+    def stacks_by_tag(self: SpecRecord) -> list[TagStacks]:
+        from .stacks import Stack
+        from .tags import Tag
+
+        return [
+            TagStacks(tag=Tag(name=t), stacks=[Stack(name=s) for s in sorted(self.stacks[t])])
+            for t in sorted(self.stacks)
+        ]
+
+    @strawberry.field(
         description="Spack's classic spec string; the exact format is in ../contract/README.md."
     )
     def spec_string(self: SpecRecord) -> str:
@@ -136,6 +150,17 @@ class Spec(Node):
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
         return queries.dependencies(graph(info), self.hash, deptype, bool(transitive))
+
+    @strawberry.field(
+        metadata=cost(items=20),
+        description="Its direct dependencies with how each is needed, in spec order: the edges "
+        "of its DAG, for drawing it.",
+    )
+    def dependency_edges(self: SpecRecord, info: Info) -> list[DependencyEdge]:
+        return [
+            DependencyEdge(spec=s, deptypes=sorted(types), virtuals=sorted(virtuals))
+            for s, types, virtuals in queries.dependency_edges(graph(info), self.hash)
+        ]
 
     @strawberry.field(
         metadata=cost(items=100, walks=WHEN_TRANSITIVE),
@@ -199,6 +224,24 @@ def _attribute_filters(cls: type) -> type:
     declared = {a.name: list[str] | None if a.many else str | None for a in ATTRIBUTES}
     cls.__annotations__ = {**declared, **cls.__annotations__}
     return cls
+
+
+@strawberry.type(description="The stacks holding a spec in one tag.")
+class TagStacks:
+    tag: TagRef
+    stacks: list[StackRef] = strawberry.field(metadata=cost(items=10))
+
+
+@strawberry.type(description="A dependency edge: the spec depended on, and how.")
+class DependencyEdge:
+    spec: Spec
+    deptypes: list[str] = strawberry.field(
+        metadata=cost(items=4), description="Of build, link, run, test; sorted."
+    )
+    virtuals: list[str] = strawberry.field(
+        metadata=cost(items=4),
+        description="The virtual packages it provides to the dependent (c, cxx, mpi...); sorted.",
+    )
 
 
 @strawberry.input

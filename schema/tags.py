@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import enum
+
 import strawberry
 from cachegraph.graph import queries
+from cachegraph.graph.impact import tags_newest_first
 from strawberry.types import Info
 
 from .context import graph
@@ -33,6 +36,16 @@ class Tag(Node):
         return queries.spec_count(graph(info), "tag", self.name)
 
 
+@strawberry.enum
+class TagOrder(enum.Enum):
+    NAME = "name"
+    NEWEST_FIRST = strawberry.enum_value(
+        "newest first",
+        description="develop, then dated develop-YYYY-MM-DD snapshots from the latest, then "
+        "other names, then releases from the highest version (pages carry no dates).",
+    )
+
+
 # The graph's own totals, as they are: their fields are declared once, there.
 Stats = strawberry.type(queries.Stats)
 
@@ -47,9 +60,11 @@ class TagQueries:
     def tag(self, info: Info, name: str) -> Tag | None:
         return find_tag(info, name)
 
-    @strawberry.field(metadata=cost(items=100), description="Tags, ordered by name.")
-    def tags(self, info: Info) -> list[Tag]:
-        return [Tag(name=n) for n in queries.tag_names(graph(info))]
+    @strawberry.field(metadata=cost(items=100), description="Tags, ordered by name unless asked.")
+    def tags(self, info: Info, order: TagOrder = TagOrder.NAME) -> list[Tag]:
+        cg = graph(info)
+        names = tags_newest_first(cg) if order is TagOrder.NEWEST_FIRST else queries.tag_names(cg)
+        return [Tag(name=n) for n in names]
 
     @strawberry.field(description="Totals over everything loaded, or over one tag.")
     def stats(self, info: Info, tag: str | None = None) -> Stats:

@@ -33,6 +33,12 @@ def load_shared(shared: Path):
     return load([shared / p for p in LONE], shared_sources(shared), processes=1)
 
 
+def serve_arguments(shared: Path) -> list[str]:
+    """The ``cachegraph serve`` arguments that load what ``load_shared`` loads."""
+    data = [f"--data={shared / p}" for p in LONE]
+    return data + [f"--mirror=test:{stack}={shared / path}" for stack, path in MIRRORS.items()]
+
+
 def raw_document(path: Path) -> dict:
     """A spec file's document: JSON, the JSON inside a clearsigned message, or YAML."""
     text = path.read_text()

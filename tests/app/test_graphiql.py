@@ -4,19 +4,13 @@ real headless Chromium runs a query in it without touching the network."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
-from tests.app.test_serve import free_port, wait_healthy
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.browser import ARTIFACTS, chromium, serving
 
 
 class Assets(HTMLParser):
@@ -63,46 +57,21 @@ def test_the_ide_can_be_turned_off(seeds_graph):
 
 
 @pytest.mark.slow
-def test_chromium_runs_a_query_in_the_ide(tmp_path: Path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium (Debian's package 'chromium'; .ci/run installs it)")
-    from playwright.sync_api import sync_playwright
-
-    port = free_port()
-    command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)]
-    server = subprocess.Popen(command, stderr=subprocess.DEVNULL)
-    try:
-        wait_healthy(port, server)
-        origin = f"http://127.0.0.1:{port}"
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=CHROMIUM,
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                ],
-            )
-            page = browser.new_page()
-            requested: list[str] = []
-            page.on("request", lambda r: requested.append(r.url))
-            page.goto(f"{origin}/graphql")
-            page.click(".graphiql-execute-button", timeout=30_000)
-            result = page.locator(".result-window")
-            result.get_by_text('"specCount": 454').wait_for(timeout=30_000)
-            text = result.inner_text()
-            page.screenshot(path=str(tmp_path / "graphiql.png"))
-            browser.close()
-        assert '"packageCount": 4' in text and '"tagCount": 1' in text
-        outside = [url for url in requested if not url.startswith((origin, "data:"))]
-        assert outside == []
-    finally:
-        server.terminate()
-        server.wait(10)
+def test_chromium_runs_a_query_in_the_ide():
+    with serving() as origin, chromium() as browser:
+        page = browser.new_page()
+        requested: list[str] = []
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(f"{origin}/graphql")
+        page.click(".graphiql-execute-button", timeout=30_000)
+        result = page.locator(".result-window")
+        result.get_by_text('"specCount": 454').wait_for(timeout=30_000)
+        text = result.inner_text()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "graphiql.png"))
+    assert '"packageCount": 4' in text and '"tagCount": 1' in text
+    outside = [url for url in requested if not url.startswith((origin, "data:"))]
+    assert outside == []
 
 
 def test_behind_a_path_prefix_the_ide_names_its_assets_under_it(seeds_graph):

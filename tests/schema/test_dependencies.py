@@ -95,3 +95,35 @@ def test_seeds_have_no_dependencies(run):
     assert run('{ spec(hash: "22xqlom") { dependencies { hash } dependents { hash } } }') == {
         "data": {"spec": {"dependencies": [], "dependents": []}}
     }
+
+
+def test_dependency_edges_say_how_each_dependency_is_needed(data_graph):
+    # libxml2 a5l2lj7's spec file: libiconv, xz and zlib, each build and link.
+    edges = execute(
+        data_graph,
+        '{ spec(hash: "a5l2lj7") { dependencyEdges { deptypes virtuals spec { hash } } } }',
+    )["data"]["spec"]["dependencyEdges"]
+    both = ["build", "link"]
+    assert edges == [
+        {"deptypes": both, "virtuals": [], "spec": {"hash": "w6zptbclncs3jsnl3i4qtg72fgheiwdf"}},
+        {"deptypes": both, "virtuals": [], "spec": {"hash": "kamfyq4jqy3je7qoimrp2tgs6gqswzcf"}},
+        {"deptypes": both, "virtuals": [], "spec": {"hash": "p7dmb5pqi6svirhovljrkp3uyfiytz3m"}},
+    ]
+
+
+def test_dependency_edges_are_those_of_the_spec_files(data_graph, shared_data):
+    for node in spec_file_nodes(shared_data):
+        found = execute(
+            data_graph,
+            "query($h: String!) { spec(hash: $h) { dependencyEdges { deptypes spec { hash } } } }",
+            {"h": node["hash"]},
+        )["data"]["spec"]["dependencyEdges"]
+        expected: dict[str, set[str]] = {}
+        for dep in node.get("dependencies", []):
+            types = dep.get("type") or dep.get("parameters", {}).get("deptypes", [])
+            expected.setdefault(dep["hash"], set()).update(
+                [types] if isinstance(types, str) else types
+            )
+        assert sorted((e["spec"]["hash"], e["deptypes"]) for e in found) == sorted(
+            (h, sorted(t)) for h, t in expected.items()
+        )

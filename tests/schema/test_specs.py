@@ -262,3 +262,16 @@ def test_every_attribute_is_a_filter_and_a_query_field():
     filter_fields = [f.python_name for f in SpecFilter.__strawberry_definition__.fields]
     assert filter_fields[: len(ATTRIBUTES)] == [a.name for a in ATTRIBUTES]
     assert [k for k in SINGLE if k not in query_fields] == []
+
+
+def test_stacks_by_tag_are_the_pages(data_graph, shared_data):
+    listed: dict[str, dict[str, list[str]]] = {}
+    for page in raw_pages(shared_data):
+        for row in page.records:
+            listed.setdefault(row["hash"], {})[page.tag] = sorted(row["stacks"])
+    query = "query($h: String!) { spec(hash: $h) { stacksByTag { tag { name } stacks { name } } } }"
+    for hash, layout in sorted(listed.items())[::7]:
+        found = execute(data_graph, query, {"h": hash})["data"]["spec"]["stacksByTag"]
+        assert found == [
+            {"tag": {"name": t}, "stacks": [{"name": s} for s in layout[t]]} for t in sorted(layout)
+        ]

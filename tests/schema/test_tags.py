@@ -66,3 +66,16 @@ def test_tags_with_their_stacks_and_counts(data_graph):
         ],
     }
     assert result["data"]["missing"] is None
+
+
+def test_tags_newest_first(data_graph, shared_data):
+    tags = execute(data_graph, "{ tags(order: NEWEST_FIRST) { name } }")["data"]["tags"]
+    # The tags of ../shared/data's pages: develop, its dated snapshots from the latest,
+    # then releases from the highest (pages carry no dates: a release counts as older).
+    dated = sorted((t for t in {p.tag for p in raw_pages(shared_data)} if t.startswith("develop-")),
+                   reverse=True)  # fmt: skip
+    releases = ["v0.23.0", "v0.22.1", "v0.22.0", "v0.21.2", "v0.21.0", "v0.20.3", "v0.20.1",
+                "v0.20.0", "v0.18.1", "v0.18.0"]  # fmt: skip
+    assert [t["name"] for t in tags] == ["develop", *dated, *releases]
+    by_name = execute(data_graph, "{ tags { name } }")["data"]["tags"]
+    assert [t["name"] for t in by_name] == sorted(t["name"] for t in tags)

@@ -1,0 +1,175 @@
+// What the views share: templates, the query hook, tables, pagers, badges, formats.
+
+import { h } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import htm from "htm";
+import { ApiError, gql, href } from "./api.js";
+
+export const html = htm.bind(h);
+export { href };
+
+// -- data --------------------------------------------------------------------------------
+
+/** {data, warnings, error, loading} of an operation, asked again when its variables change. */
+export function useQuery(name, variables, { skip = false } = {}) {
+  const key = JSON.stringify(variables);
+  const [state, setState] = useState({ loading: !skip });
+  useEffect(() => {
+    if (skip) return undefined;
+    const controller = new AbortController();
+    setState((old) => ({ ...old, loading: true, error: null }));
+    gql(name, variables, { signal: controller.signal }).then(
+      ({ data, warnings }) => setState({ data, warnings, loading: false }),
+      (error) => {
+        if (error.name !== "AbortError") setState({ error, loading: false });
+      },
+    );
+    return () => controller.abort();
+  }, [name, key, skip]);
+  return state;
+}
+
+/** Marks the moment a view's main data is on the screen (tests read it as its first
+ * meaningful paint), once per page load. */
+export function usePainted(ready, view) {
+  useEffect(() => {
+    if (!ready || document.documentElement.dataset.painted) return;
+    requestAnimationFrame(() => {
+      performance.mark("cg-painted");
+      document.documentElement.dataset.painted = view;
+    });
+  }, [ready]);
+}
+
+// -- formats -----------------------------------------------------------------------------
+
+const NUMBER = new Intl.NumberFormat("en");
+export const count = (n) => NUMBER.format(n);
+
+export function bytes(n) {
+  if (n === null || n === undefined) return "–";
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) {
+    n /= 1000;
+    i += 1;
+  }
+  return `${i ? n.toFixed(n < 10 ? 1 : 0) : n} ${units[i]}`;
+}
+
+export const short = (hash) => hash.slice(0, 7);
+
+// -- pieces ------------------------------------------------------------------------------
+
+export function Loading({ what = "Loading" }) {
+  return html`<p class="loading" role="status">${what}…</p>`;
+}
+
+export function Problem({ error }) {
+  const text = error instanceof ApiError ? error.message : String(error?.message ?? error);
+  return html`<div class="problem" role="alert"><strong>The server said:</strong>
+    <pre>${text}</pre></div>`;
+}
+
+export function Warnings({ warnings }) {
+  if (!warnings?.length) return null;
+  return html`<ul class="warnings" role="note">${warnings.map((w) => html`<li>${w}</li>`)}</ul>`;
+}
+
+export function Stat({ label, value }) {
+  return html`<div class="stat"><span class="value">${value}</span>
+    <span class="label">${label}</span></div>`;
+}
+
+/** A chip that links somewhere; "on" when its filter is applied. */
+export function Badge({ to, on = false, title, children }) {
+  return html`<a class=${"badge" + (on ? " on" : "")} href=${to} title=${title}
+    aria-pressed=${to ? String(on) : undefined}>${children}</a>`;
+}
+
+/** A sortable column header: a link to the same view ordered by it. */
+export function SortHeader({ label, field, order, link }) {
+  const [current, direction] = (order || "").split(":");
+  const on = current === field;
+  const next = on && direction === "asc" ? "desc" : "asc";
+  const arrow = on ? (direction === "asc" ? " ▲" : " ▼") : "";
+  return html`<th aria-sort=${on ? (direction === "asc" ? "ascending" : "descending") : "none"}>
+    <a href=${link(`${field}:${next}`)}>${label}${arrow}</a></th>`;
+}
+
+/** Forward paging by cursor; back is the browser's. */
+export function Pager({ connection, shown, next, first }) {
+  const start = shown + 1;
+  const end = shown + connection.nodes.length;
+  return html`<nav class="pager" aria-label="pages">
+    <span>${connection.totalCount ? `${count(start)}–${count(end)} of ${count(connection.totalCount)}` : "none"}</span>
+    ${shown > 0 ? html`<a href=${first}>First page</a>` : null}
+    ${connection.pageInfo.hasNextPage ? html`<a href=${next} rel="next">Next page</a>` : null}
+  </nav>`;
+}
+
+/** The usual table of specs; ``order`` and ``link`` make its headers sort it. */
+export function SpecTable({ specs, order, link, marks = {}, showPackage = true }) {
+  const full = specs.length > 0 && "variants" in specs[0]; // a SpecRow, not a SpecBrief
+  const sortable = (label, field) =>
+    link ? html`<${SortHeader} label=${label} field=${field} order=${order} link=${link} />` : html`<th>${label}</th>`;
+  return html`<div class="scroll"><table class="specs">
+    <thead><tr>
+      <th>hash</th>
+      ${showPackage ? sortable("package", "package") : null}
+      ${sortable("version", "version")}
+      ${sortable("compiler", "compiler")}
+      ${sortable(full ? "arch" : "target", "target")}
+      ${full ? html`<th>variants</th><th>stacks</th>${sortable("size", "size")}` : null}
+    </tr></thead>
+    <tbody>${specs.map(
+      (s) => html`<tr key=${s.hash}>
+        <td><a class="hash" href=${href(`/ui/spec/${s.hash}`)}>${short(s.hash)}</a>
+          ${marks[s.hash] ? html` <span class="mark" title=${marks[s.hash]}>≈</span>` : null}</td>
+        ${showPackage ? html`<td><a href=${href(`/ui/package/${s.package.name}`)}>${s.package.name}</a></td>` : null}
+        <td>${s.version}</td>
+        <td>${s.compiler?.name ?? "none"}</td>
+        <td>${s.platform ? `${s.platform}-${s.os}-` : ""}${s.target.name}</td>
+        ${full
+          ? html`<td class="variants">${s.variants.join(" ")}</td>
+            <td>${s.stacks.map((t) => t.name).join(", ")}</td>
+            <td class="num">${bytes(s.size)}</td>`
+          : null}
+      </tr>`,
+    )}</tbody>
+  </table></div>`;
+}
+
+/** A box that copies its text. */
+export function Command({ text }) {
+  const [copied, setCopied] = useState(false);
+  const copy = () =>
+    navigator.clipboard?.writeText(text).then(() => {
+      setCopied(true);
+      setTimeout(() => setCopied(false), 1500);
+    });
+  return html`<div class="command"><code>${text}</code>
+    <button type="button" onClick=${copy} aria-label="copy">${copied ? "copied" : "copy"}</button></div>`;
+}
+
+/** An element the caller draws into after it is on the page (charts, the DAG). */
+export function useDrawn(draw, deps) {
+  const ref = useRef(null);
+  useEffect(() => {
+    if (!ref.current) return undefined;
+    let undo;
+    Promise.resolve(draw(ref.current)).then((u) => (undo = u));
+    return () => {
+      if (typeof undo === "function") undo();
+      if (ref.current) ref.current.replaceChildren();
+    };
+  }, deps);
+  return ref;
+}
+
+/** The order parameter ("field:asc") as the API's orderBy. */
+export function orderBy(order) {
+  if (!order) return null;
+  const [field, direction] = order.split(":");
+  return [{ field: field.toUpperCase(), direction: direction === "desc" ? "DESC" : "ASC" }];
+}

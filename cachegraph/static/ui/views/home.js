@@ -1,0 +1,124 @@
+// Home: the cache at a glance -- totals, tags, stacks, mirrors, and how stacks overlap.
+
+import { heatmap } from "../charts.js";
+import { navigate } from "../app.js";
+import {
+  Loading,
+  Problem,
+  Stat,
+  bytes,
+  count,
+  href,
+  html,
+  useDrawn,
+  usePainted,
+  useQuery,
+} from "../ui.js";
+
+export default function Home({ params }) {
+  const tag = params.get("tag") || null;
+  const { data, error, loading } = useQuery("Home", { tag });
+  usePainted(data, "home");
+  if (error) return html`<${Problem} error=${error} />`;
+  if (!data) return html`<${Loading} />`;
+  const { stats, tags, stacks, stackOverlaps, mirrors, largest } = data;
+  const within = (extra = {}) => ({ tag: tag ?? undefined, ...extra });
+  return html`<h1>The cache at a glance${tag ? html` in <span class="tag">${tag}</span>` : ""}</h1>
+    <label class="picker">Tag <select aria-label="tag" onChange=${(e) => navigate(href("/", { tag: e.target.value }))}>
+      <option value="" selected=${!tag}>every tag</option>
+      ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}</option>`)}
+    </select></label>
+    ${loading ? html`<${Loading} what="Updating" />` : null}
+    <section class="stats" aria-label="totals">
+      <${Stat} label="specs" value=${count(stats.specCount)} />
+      <${Stat} label="packages" value=${count(stats.packageCount)} />
+      <${Stat} label="stacks" value=${count(stats.stackCount)} />
+      <${Stat} label="compilers" value=${count(stats.compilerCount)} />
+      <${Stat} label="targets" value=${count(stats.targetCount)} />
+      <${Stat} label="tags" value=${count(stats.tagCount)} />
+    </section>
+    <div class="columns">
+      <section aria-labelledby="tags-h">
+        <h2 id="tags-h">Tags <small>newest first</small></h2>
+        <div class="scroll short"><table>
+          <thead><tr><th>tag</th><th class="num">specs</th></tr></thead>
+          <tbody>${tags.map(
+            (t) => html`<tr><td><a href=${href("/", { tag: t.name })}>${t.name}</a></td>
+              <td class="num"><a href=${href("/ui/search", { tag: t.name })}>${count(t.specCount)}</a></td></tr>`,
+          )}</tbody>
+        </table></div>
+      </section>
+      <section aria-labelledby="packages-h">
+        <h2 id="packages-h">Largest packages</h2>
+        <div class="scroll short"><table>
+          <thead><tr><th>package</th><th class="num">specs</th></tr></thead>
+          <tbody>${largest.packages.map(
+            (p) => html`<tr><td><a href=${href(`/ui/package/${p.value}`, within())}>${p.value}</a></td>
+              <td class="num">${count(p.count)}</td></tr>`,
+          )}</tbody>
+        </table></div>
+      </section>
+      <section aria-labelledby="stacks-h">
+        <h2 id="stacks-h">Stacks</h2>
+        <div class="scroll short"><table>
+          <thead><tr><th>stack</th><th class="num">specs</th><th class="num">size</th></tr></thead>
+          <tbody>${stacks.map(
+            (s) => html`<tr><td><a href=${href("/ui/search", within({ stack: s.name }))}>${s.name}</a></td>
+              <td class="num">${count(s.specCount)}</td><td class="num">${s.totalBytes ? bytes(s.totalBytes) : "–"}</td></tr>`,
+          )}</tbody>
+        </table></div>
+      </section>
+    </div>
+    <section aria-labelledby="overlap-h">
+      <h2 id="overlap-h">How stacks overlap</h2>
+      ${stacks.length < 2
+        ? html`<p>One stack: nothing to overlap.</p>`
+        : html`<${Overlaps} stacks=${stacks} overlaps=${stackOverlaps} tag=${tag} />`}
+    </section>
+    <section aria-labelledby="mirrors-h">
+      <h2 id="mirrors-h">Mirrors</h2>
+      ${mirrors.length === 0
+        ? html`<p>No build-cache mirror is loaded: the specs come from cache pages.</p>`
+        : html`<div class="scroll"><table>
+          <thead><tr><th>mirror</th><th>tag / stack</th><th>layout</th><th class="num">specs</th><th class="num">size</th><th>location</th></tr></thead>
+          <tbody>${mirrors.map(
+            (m) => html`<tr><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a></td>
+              <td>${m.tag?.name} / ${m.stack?.name}</td><td>${m.layout}</td>
+              <td class="num">${count(m.specCount)}</td><td class="num">${m.totalBytes ? bytes(m.totalBytes) : "–"}</td>
+              <td><code>${m.location}</code></td></tr>`,
+          )}</tbody></table></div>`}
+    </section>`;
+}
+
+/** The heatmap of shared specs (Jaccard as colour), and the largest pairs as links. */
+function Overlaps({ stacks, overlaps, tag }) {
+  const shared = (a, b) => href("/ui/search", { stack: [a, b], tag: tag ?? undefined });
+  const ref = useDrawn(
+    (element) =>
+      heatmap(element, {
+        names: stacks.map((s) => s.name),
+        pairs: overlaps.map((o) => ({
+          a: o.stacks[0].name,
+          b: o.stacks[1].name,
+          shared: o.sharedSpecCount,
+          jaccard: o.jaccard,
+        })),
+        open: (a, b) => navigate(shared(a, b)),
+      }),
+    [overlaps],
+  );
+  const top = overlaps.slice(0, 10);
+  return html`<div class="overlap">
+    <div class="chart" ref=${ref} aria-label="stack overlap heatmap"></div>
+    <div>
+      <h3>Most shared</h3>
+      ${top.length === 0
+        ? html`<p>No two stacks share a spec.</p>`
+        : html`<ol class="pairs">${top.map(
+            (o) => html`<li><a href=${shared(o.stacks[0].name, o.stacks[1].name)}>
+              ${o.stacks[0].name} ∩ ${o.stacks[1].name}</a>: ${count(o.sharedSpecCount)} specs
+              (Jaccard ${o.jaccard.toFixed(2)})</li>`,
+          )}</ol>`}
+    </div>
+  </div>`;
+}

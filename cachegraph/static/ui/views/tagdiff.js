@@ -1,0 +1,92 @@
+// Tag diff: what two snapshots of the cache add, remove and keep, per stack and package.
+
+import { useState } from "preact/hooks";
+import { navigate } from "../app.js";
+import { changeBars } from "../charts.js";
+import { Loading, Problem, SpecTable, count, href, html, useDrawn, usePainted, useQuery } from "../ui.js";
+import { withParams } from "./search.js";
+
+const PATH = "/ui/diff";
+const ROWS = 25;
+
+export default function TagDiff({ params }) {
+  const tags = useQuery("Tags", {});
+  if (tags.error) return html`<${Problem} error=${tags.error} />`;
+  if (!tags.data) return html`<${Loading} />`;
+  const names = tags.data.tags.map((t) => t.name);
+  const from = params.get("from") || names[1] || names[0];
+  const to = params.get("to") || names[0];
+  const pick = (which) => (event) => navigate(withParams(PATH, params, { [which]: event.target.value, addedAfter: null, removedAfter: null }));
+  const picker = (which, value) => html`<label class="picker">${which}
+    <select aria-label=${which} onChange=${pick(which)}>${names.map(
+      (n) => html`<option value=${n} selected=${n === value}>${n}</option>`,
+    )}</select></label>`;
+  return html`<h1>What changed between two tags</h1>
+    <form class="inline" onSubmit=${(e) => e.preventDefault()}>${picker("from", from)} ${picker("to", to)}</form>
+    ${names.length < 2
+      ? html`<p>Only one tag is loaded: there is nothing to compare.</p>`
+      : html`<${Changes} from=${from} to=${to} params=${params} />`}`;
+}
+
+function Changes({ from, to, params }) {
+  const { data, error } = useQuery("TagDiff", {
+    from,
+    to,
+    addedAfter: params.get("addedAfter"),
+    removedAfter: params.get("removedAfter"),
+  });
+  const diff = data?.tagDiff;
+  usePainted(diff, "diff");
+  const ref = useDrawn(
+    (element) => diff && changeBars(element, diff.stacks.map((s) => ({ name: s.stack.name, ...s }))),
+    [diff],
+  );
+  if (error) return html`<${Problem} error=${error} />`;
+  if (!diff) return html`<${Loading} />`;
+  const total = (k) => diff.stacks.reduce((n, s) => n + s[k], 0);
+  return html`<p class="summary"><strong>${count(diff.added.totalCount)}</strong> specs added,
+      <strong>${count(diff.removed.totalCount)}</strong> removed, <strong>${count(diff.kept.totalCount)}</strong> kept
+      from <a href=${href("/", { tag: from })}>${from}</a> to <a href=${href("/", { tag: to })}>${to}</a>.</p>
+    <section aria-labelledby="by-stack-h">
+      <h2 id="by-stack-h">By stack</h2>
+      <div class="chart" ref=${ref} aria-label="added, removed and kept per stack"></div>
+      <div class="scroll"><table>
+        <thead><tr><th>stack</th><th class="num">added</th><th class="num">removed</th><th class="num">kept</th></tr></thead>
+        <tbody>${diff.stacks.map(
+          (s) => html`<tr><td>${s.stack.name}</td><td class="num">${count(s.added)}</td>
+            <td class="num">${count(s.removed)}</td><td class="num">${count(s.kept)}</td></tr>`,
+        )}</tbody>
+        <tfoot><tr><th>stack memberships</th><th class="num">${count(total("added"))}</th><th class="num">${count(total("removed"))}</th><th class="num">${count(total("kept"))}</th></tr></tfoot>
+      </table></div>
+    </section>
+    <${Packages} packages=${diff.packages} />
+    <section aria-labelledby="added-h">
+      <h2 id="added-h">Added <small>${count(diff.added.totalCount)}</small></h2>
+      ${diff.added.nodes.length ? html`<${SpecTable} specs=${diff.added.nodes} />` : html`<p>None.</p>`}
+      ${diff.added.pageInfo.hasNextPage ? html`<a href=${withParams(PATH, params, { from, to, addedAfter: diff.added.pageInfo.endCursor })}>More added</a>` : null}
+    </section>
+    <section aria-labelledby="removed-h">
+      <h2 id="removed-h">Removed <small>${count(diff.removed.totalCount)}</small></h2>
+      ${diff.removed.nodes.length ? html`<${SpecTable} specs=${diff.removed.nodes} />` : html`<p>None.</p>`}
+      ${diff.removed.pageInfo.hasNextPage ? html`<a href=${withParams(PATH, params, { from, to, removedAfter: diff.removed.pageInfo.endCursor })}>More removed</a>` : null}
+    </section>`;
+}
+
+/** Packages that changed, most changed first, a page at a time (all are in the answer). */
+function Packages({ packages }) {
+  const [shown, setShown] = useState(ROWS);
+  const changed = packages
+    .filter((p) => p.added || p.removed)
+    .sort((a, b) => b.added + b.removed - (a.added + a.removed) || a.package.name.localeCompare(b.package.name));
+  return html`<section aria-labelledby="by-package-h">
+    <h2 id="by-package-h">By package <small>${count(changed.length)} changed of ${count(packages.length)}</small></h2>
+    <div class="scroll"><table>
+      <thead><tr><th>package</th><th class="num">added</th><th class="num">removed</th><th class="num">kept</th></tr></thead>
+      <tbody>${changed.slice(0, shown).map(
+        (p) => html`<tr><td><a href=${href(`/ui/package/${p.package.name}`)}>${p.package.name}</a></td>
+          <td class="num">${count(p.added)}</td><td class="num">${count(p.removed)}</td><td class="num">${count(p.kept)}</td></tr>`,
+      )}</tbody>
+    </table></div>
+    ${shown < changed.length ? html`<button type="button" onClick=${() => setShown(shown + 100)}>Show more</button>` : null}
+  </section>`;
+}
