@@ -6,13 +6,15 @@ Chromium, on the seeds, ../shared/data's pages and ../shared/mirrors' build cach
 
 from __future__ import annotations
 
+import json
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.app.test_ui import views  # noqa: E402
+from tests.app.test_ui import a_lockfile, views  # noqa: E402
 from tests.browser import chromium, serving  # noqa: E402
 from tests.conftest import SEEDS, SHARED_DATA, SHARED_MIRRORS  # noqa: E402
 from tests.mirrors import serve_arguments  # noqa: E402
@@ -20,7 +22,7 @@ from tests.mirrors import serve_arguments  # noqa: E402
 OUT = ROOT / "docs" / "screenshots"
 #: what each view shows in its picture: a constraint with facets, a diff beside the DAG...
 SHOWN = {
-    "search": "/ui/search?q=py-numpy%20%25gcc",
+    "search": "/ui/search?q=hipblas%20%25gcc",
     "diff": "/ui/diff?from=v0.21.0&to=develop",
 }
 
@@ -34,7 +36,8 @@ def main() -> int:
             page.goto(origin + SHOWN.get(name, path))
             page.locator("html[data-painted]").wait_for(timeout=30_000)
             if name == "coverage":
-                lockfile = ROOT.parent / "shared" / "lockfiles" / "spack+all-pythons.spack.lock"
+                lockfile = Path(tempfile.mkdtemp()) / "spack.lock"
+                lockfile.write_text(json.dumps(a_lockfile(SHARED_MIRRORS)))
                 page.get_by_label("spack.lock file").set_input_files(str(lockfile))
                 page.get_by_test_id("coverage-summary").wait_for(timeout=30_000)
             page.wait_for_timeout(1500)  # charts, lookalikes, neighbours

@@ -70,7 +70,7 @@ function Answer({ coverage, name, tag }) {
   const entries = onlyMisses ? coverage.entries.filter((e) => !e.hit) : coverage.entries;
   return html`<section aria-labelledby="coverage-h">
     <h2 id="coverage-h">${name}${tag ? ` in ${tag}` : ""}</h2>
-    <p class="summary" data-testid="coverage-summary">${html`<strong>${count(coverage.hitCount)}</strong>`} of ${html`<strong>${count(coverage.total)}</strong>`} specs cached (${percent.toFixed(1)}%), ${html`<strong>${count(coverage.missCount)}</strong>`} missing; ${bytes(coverage.hitBytes)} to fetch; ${count(coverage.cachedRoots.length)} roots cached with their whole DAG.</p>
+    <p class="summary" data-testid="coverage-summary">${html`<strong>${count(coverage.hitCount)}</strong>`} of ${html`<strong>${count(coverage.total)}</strong>`} specs cached (${percent.toFixed(1)}%), ${html`<strong>${count(coverage.missCount)}</strong>`} missing; ${coverage.hitBytes ? `${bytes(coverage.hitBytes)} to fetch` : "no sizes recorded"}; ${count(coverage.cachedRoots.length)} roots cached with their whole DAG.</p>
     <div class="chart" ref=${ref} aria-label="coverage bar"></div>
     <label><input type="checkbox" checked=${onlyMisses} onChange=${(e) => setOnlyMisses(e.target.checked)} /> only the misses</label>
     <div class="scroll"><table class="coverage">
