@@ -17,11 +17,11 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 
 from cachegraph.graph import CacheGraph
 from cachegraph.schema import build_schema
 
+from .assets import Assets
 from .execution import SWITCH_SECONDS, Executor, schema_extensions
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
@@ -143,7 +143,7 @@ def create_app(
         Route("/readyz", readyz),
         Route("/metrics", metrics_page),
         Route("/graphql", view),
-        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+        Mount("/static", Assets(STATIC), name="static"),
     ]
     if token:
         routes.append(Route("/admin/reload", admin_reload, methods=["POST"]))

@@ -24,15 +24,12 @@ UI = STATIC / "ui"
 QUERIES = UI / "queries"
 SHARED_FRAGMENTS = "fragments.graphql"
 
-#: modules every view needs, fetched in parallel with the first (``modulepreload``)
-_PRELOADED = (
-    "app.js",
-    "api.js",
-    "ui.js",
-    "vendor/preact.mjs",
-    "vendor/hooks.mjs",
-    "vendor/htm.mjs",
-)
+#: every ES module of the explorer, fetched at once (``modulepreload``) rather than one
+#: import after another: the views and their helpers are 60 kB, dagre 49 kB
+_MODULES = sorted(
+    str(path.relative_to(UI))
+    for path in [*UI.glob("*.js"), *UI.glob("views/*.js"), *UI.glob("vendor/*.mjs")]
+)  # fmt: skip
 
 _PAGE = """<!doctype html>
 <html lang="en">
@@ -108,7 +105,7 @@ def ui_page(root: str = "") -> str:
     }
     preloads = "\n".join(
         f'<link rel="modulepreload" href="{html.escape(root)}/static/ui/{name}">'
-        for name in _PRELOADED
+        for name in _MODULES
     )
     return _PAGE.format(
         root=html.escape(root),

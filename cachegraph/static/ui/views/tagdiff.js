@@ -11,6 +11,7 @@ const ROWS = 25;
 
 export default function TagDiff({ params }) {
   const tags = useQuery("Tags", {});
+  usePainted(tags.data && tags.data.tags.length < 2, "diff"); // nothing to compare: shown
   if (tags.error) return html`<${Problem} error=${tags.error} />`;
   if (!tags.data) return html`<${Loading} />`;
   const names = tags.data.tags.map((t) => t.name);
