@@ -545,8 +545,9 @@ def graph_of(
     one successor dict, and nodes with no edge one way share one empty dict (the
     graph is frozen: none is ever changed).
 
-    >>> a = SpecRecord("a" * 32, "zlib", "1.3", ("1.3",), "gcc@13", "ubuntu24.04", "linux",
-    ...                "x86_64_v3", (), {"v1": frozenset({"e4s"})}, frozenset({"e4s"}))
+    >>> a = SpecRecord(hash="a" * 32, package="zlib", version="1.3", versions=("1.3",),
+    ...     compiler="gcc@13", os="ubuntu24.04", platform="linux", target="x86_64_v3",
+    ...     variants=(), stacks={"v1": frozenset({"e4s"})}, all_stacks=frozenset({"e4s"}))
     >>> g = graph_of([a], rank_index([a]), {}, [])
     >>> sorted(kind for kind, _ in g.succ["spec", "a" * 32])
     ['compiler', 'os', 'package', 'platform', 'stack', 'tag', 'target']

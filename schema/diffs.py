@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
@@ -12,7 +13,7 @@ from strawberry.types import Info
 from .context import graph, warn
 from .cost import cost
 from .coverage import Difference
-from .pagination import Slice
+from .pagination import Slice, first_of
 from .specs import SpecConnection
 
 if TYPE_CHECKING:
@@ -124,6 +125,18 @@ class StackChange:
     kept: int
 
 
+@strawberry.enum
+class ChangeOrder(enum.Enum):
+    NAME = "name"
+    MOST_CHANGED = strawberry.enum_value(
+        "most changed", description="Most specs added and removed first, then by name."
+    )
+
+    @property
+    def most(self) -> bool:
+        return self is ChangeOrder.MOST_CHANGED
+
+
 @strawberry.type
 class TagDiff:
     old: strawberry.Private[str]
@@ -158,35 +171,32 @@ class TagDiff:
 
     @strawberry.field(
         metadata=cost(items=1000),
-        description="Per package: specs added, removed and kept; packages with any, by name.",
+        description="Per package: specs added, removed and kept; packages with any, by name "
+        "unless asked.",
     )
-    def packages(self, info: Info) -> list[PackageChange]:
+    def packages(
+        self, info: Info, order: ChangeOrder = ChangeOrder.NAME, first: int | None = None
+    ) -> list[PackageChange]:
         from .packages import Package
 
-        cg, found = graph(info), self.found
-        added, removed, kept = (
-            impact.counts_by(cg, ranks, "package", None)
-            for ranks in (found.added, found.removed, found.kept)
-        )
-        names = sorted(added.keys() | removed.keys() | kept.keys())
-        return [PackageChange(package=Package(name=n), added=added[n], removed=removed[n],
-                              kept=kept[n]) for n in names]  # fmt: skip
+        found = impact.changes(graph(info), self.found, "package", most_changed=order.most)
+        return [PackageChange(package=Package(name=n), added=a, removed=r, kept=k)
+                for n, a, r, k in first_of(found, first)]  # fmt: skip
 
     @strawberry.field(
         metadata=cost(items=100),
         description="Per stack: specs added and kept (held in 'to'), removed (held in 'from'); "
-        "stacks with any, by name.",
+        "stacks with any, by name unless asked.",
     )
-    def stacks(self, info: Info) -> list[StackChange]:
+    def stacks(
+        self, info: Info, order: ChangeOrder = ChangeOrder.NAME, first: int | None = None
+    ) -> list[StackChange]:
         from .stacks import Stack
 
-        cg, found = graph(info), self.found
-        added = impact.counts_by(cg, found.added, "stack", self.new)
-        removed = impact.counts_by(cg, found.removed, "stack", self.old)
-        kept = impact.counts_by(cg, found.kept, "stack", self.new)
-        names = sorted(added.keys() | removed.keys() | kept.keys())
-        return [StackChange(stack=Stack(name=n), added=added[n], removed=removed[n],
-                            kept=kept[n]) for n in names]  # fmt: skip
+        tags = (self.old, self.new)
+        found = impact.changes(graph(info), self.found, "stack", tags, most_changed=order.most)
+        return [StackChange(stack=Stack(name=n), added=a, removed=r, kept=k)
+                for n, a, r, k in first_of(found, first)]  # fmt: skip
 
 
 @strawberry.type

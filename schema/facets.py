@@ -7,11 +7,11 @@ from typing import Annotated
 
 import strawberry
 from cachegraph.graph import facets
-from cachegraph.graph.errors import BadArgument
 from strawberry.types import Info
 
 from .context import graph
 from .cost import cost
+from .pagination import first_of
 from .specs import SpecFilter, spec_query
 
 
@@ -32,11 +32,7 @@ def _values(name: str, description: str):
         self: Facets,
         first: Annotated[int | None, strawberry.argument(FIRST)] = None,
     ) -> list[FacetValue]:
-        values = self.found.values[name]
-        if first is not None:
-            if first < 0:
-                raise BadArgument(f"'first' must be 0 or more, got {first}")
-            values = values[:first]
+        values = first_of(self.found.values[name], first)
         return [FacetValue(value=v, count=n) for v, n in values]
 
     return strawberry.field(resolver=resolve, description=description)

@@ -53,6 +53,15 @@ def check_first(first: int | None) -> int:
     return first
 
 
+def first_of(values: list[T], first: int | None) -> list[T]:
+    """The first ``first`` values, or all when null; BadArgument when negative."""
+    if first is None:
+        return values
+    if first < 0:
+        raise BadArgument(f"'first' must be 0 or more, got {first}")
+    return values[:first]
+
+
 @strawberry.type
 class PageInfo:
     has_next_page: bool

@@ -149,6 +149,8 @@ def test_tag_diff_and_first_and_last_seen(shared_data, data_graph):
       added(first: 0) { totalCount } removed(first: 0) { totalCount } kept(first: 1000) {
         totalCount nodes { hash firstSeen { name } lastSeen { name } } }
       packages { package { name } added removed kept } stacks { stack { name } added removed kept }
+      most: packages(order: MOST_CHANGED, first: 3) { package { name } added removed kept }
+      busiest: stacks(order: MOST_CHANGED, first: 2) { stack { name } added removed kept }
     } }"""
     found = execute(data_graph, query)["data"]["tagDiff"]
     old, new = by_tag["v0.21.0"], by_tag["v0.22.0"]
@@ -168,6 +170,10 @@ def test_tag_diff_and_first_and_last_seen(shared_data, data_graph):
         {"package": {"name": p}, "added": a, "removed": r, "kept": k}
         for p, (a, r, k) in sorted(packages.items())
     ]
+    most = sorted(packages.items(), key=lambda item: (-item[1][0] - item[1][1], item[0]))[:3]
+    assert found["most"] == [
+        {"package": {"name": p}, "added": a, "removed": r, "kept": k} for p, (a, r, k) in most
+    ]
     stacks = defaultdict(lambda: [0, 0, 0])  # added and kept in v0.22.0, removed in v0.21.0
     for page in raw_pages(shared_data):
         for r in page.records:
@@ -180,6 +186,10 @@ def test_tag_diff_and_first_and_last_seen(shared_data, data_graph):
     assert found["stacks"] == [
         {"stack": {"name": st}, "added": a, "removed": r, "kept": k}
         for st, (a, r, k) in sorted(stacks.items())
+    ]
+    busiest = sorted(stacks.items(), key=lambda item: (-item[1][0] - item[1][1], item[0]))[:2]
+    assert found["busiest"] == [
+        {"stack": {"name": st}, "added": a, "removed": r, "kept": k} for st, (a, r, k) in busiest
     ]
     for node in found["kept"]["nodes"]:  # both tags hold it: seen no later than v0.21.0...
         tags = [t for t, hashes in by_tag.items() if node["hash"] in hashes]

@@ -1,13 +1,12 @@
 // Tag diff: what two snapshots of the cache add, remove and keep, per stack and package.
 
-import { useState } from "preact/hooks";
 import { navigate } from "../app.js";
 import { changeBars } from "../charts.js";
 import { Loading, Problem, SpecTable, count, href, html, useDrawn, usePainted, useQuery } from "../ui.js";
 import { withParams } from "./search.js";
 
 const PATH = "/ui/diff";
-const ROWS = 25;
+const PACKAGES = 50;
 
 export default function TagDiff({ params }) {
   const tags = useQuery("Tags", {});
@@ -30,9 +29,11 @@ export default function TagDiff({ params }) {
 }
 
 function Changes({ from, to, params }) {
+  const packages = Number(params.get("packages") || PACKAGES);
   const { data, error } = useQuery("TagDiff", {
     from,
     to,
+    packages,
     addedAfter: params.get("addedAfter"),
     removedAfter: params.get("removedAfter"),
   });
@@ -60,7 +61,8 @@ function Changes({ from, to, params }) {
         <tfoot><tr><th>stack memberships</th><th class="num">${count(total("added"))}</th><th class="num">${count(total("removed"))}</th><th class="num">${count(total("kept"))}</th></tr></tfoot>
       </table></div>
     </section>
-    <${Packages} packages=${diff.packages} />
+    <${Packages} packages=${diff.packages} more=${diff.packages.length === packages
+      ? withParams(PATH, params, { from, to, packages: packages + 200 }) : null} />
     <section aria-labelledby="added-h">
       <h2 id="added-h">Added <small>${count(diff.added.totalCount)}</small></h2>
       ${diff.added.nodes.length ? html`<${SpecTable} specs=${diff.added.nodes} />` : html`<p>None.</p>`}
@@ -73,21 +75,20 @@ function Changes({ from, to, params }) {
     </section>`;
 }
 
-/** Packages that changed, most changed first, a page at a time (all are in the answer). */
-function Packages({ packages }) {
-  const [shown, setShown] = useState(ROWS);
-  const changed = packages
-    .filter((p) => p.added || p.removed)
-    .sort((a, b) => b.added + b.removed - (a.added + a.removed) || a.package.name.localeCompare(b.package.name));
+/** Packages, most changed first: the server's first ones, and a link to more. */
+function Packages({ packages, more }) {
+  const changed = packages.filter((p) => p.added || p.removed);
   return html`<section aria-labelledby="by-package-h">
-    <h2 id="by-package-h">By package <small>${count(changed.length)} changed of ${count(packages.length)}</small></h2>
-    <div class="scroll"><table>
-      <thead><tr><th>package</th><th class="num">added</th><th class="num">removed</th><th class="num">kept</th></tr></thead>
-      <tbody>${changed.slice(0, shown).map(
-        (p) => html`<tr><td><a href=${href(`/ui/package/${p.package.name}`)}>${p.package.name}</a></td>
-          <td class="num">${count(p.added)}</td><td class="num">${count(p.removed)}</td><td class="num">${count(p.kept)}</td></tr>`,
-      )}</tbody>
-    </table></div>
-    ${shown < changed.length ? html`<button type="button" onClick=${() => setShown(shown + 100)}>Show more</button>` : null}
+    <h2 id="by-package-h">By package <small>most changed first</small></h2>
+    ${changed.length
+      ? html`<div class="scroll"><table>
+          <thead><tr><th>package</th><th class="num">added</th><th class="num">removed</th><th class="num">kept</th></tr></thead>
+          <tbody>${changed.map(
+            (p) => html`<tr><td><a href=${href(`/ui/package/${p.package.name}`)}>${p.package.name}</a></td>
+              <td class="num">${count(p.added)}</td><td class="num">${count(p.removed)}</td><td class="num">${count(p.kept)}</td></tr>`,
+          )}</tbody>
+        </table></div>
+        ${more && changed.length === packages.length ? html`<a href=${more}>More packages</a>` : null}`
+      : html`<p>No package changed.</p>`}
   </section>`;
 }
