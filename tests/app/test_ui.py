@@ -218,3 +218,36 @@ def test_an_uploaded_lockfile_shows_the_servers_coverage(browser, origin, shared
     page.locator(".chart svg").first.wait_for()
     watched.shot("coverage-answer")
     watched.check_and_close()
+
+
+def test_a_heatmap_cell_opens_the_specs_two_stacks_share(browser, origin):
+    overlaps = ask(origin, '{ stackOverlaps(tag: "develop") { sharedSpecCount stacks { name } } }')
+    largest = overlaps["stackOverlaps"][0]
+    a, b = (s["name"] for s in largest["stacks"])
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/?tag=develop")
+    cell = page.locator("g[aria-label='cell'] rect title", has_text=f"{a} ∩ {b}:")
+    cell.first.locator("..").click()
+    page.wait_for_url(re.compile(r"/ui/search\?"))
+    assert sorted(page.url.split("?")[1].split("&")) == sorted([f"stack={a}", f"stack={b}",
+                                                                "tag=develop"])  # fmt: skip
+    total = page.locator(".facets .total strong")
+    total.get_by_text(f"{largest['sharedSpecCount']:,}", exact=True).wait_for()
+    watched.check_and_close()
+
+
+def test_a_column_header_orders_the_table_as_the_server_does(browser, origin):
+    expected = ask(origin, '{ specs(filter: {package: "hipblas"}, first: 25, orderBy: '
+                   "[{field: VERSION, direction: DESC}]) { nodes { hash } } }")  # fmt: skip
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/package/hipblas")
+    page.locator("table.specs th a", has_text="version").click()  # ascending
+    page.wait_for_url(re.compile(r"order=version%3Aasc"))
+    page.locator("table.specs th a", has_text="version").click()  # then descending
+    page.wait_for_url(re.compile(r"order=version%3Adesc"))
+    page.locator("th[aria-sort='descending']").wait_for()
+    shown = page.locator("table.specs a.hash").evaluate_all("links => links.map(a => a.href)")
+    assert [h.rsplit("/", 1)[1] for h in shown] == [s["hash"] for s in expected["specs"]["nodes"]]
+    watched.check_and_close()

@@ -63,6 +63,8 @@ def variables(name: str, graph) -> dict:
         "Package": {"name": "zlib", "tag": None},
         "Lookalikes": {"name": "zlib", "tag": None},
         "Spec": {"hash": spec},
+        "Dag": {"hash": spec},
+        "DagLevels": {"hash": spec},
         "Neighbours": {"hash": spec, "dependents": f"^/{spec}", "after": None},
         "SpecDiff": {"a": spec, "b": other},
         "TagDiff": {"from": "v0.21.0", "to": "develop"},

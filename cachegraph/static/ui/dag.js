@@ -4,7 +4,7 @@
 
 import { useState } from "preact/hooks";
 import { Graph, layout } from "dagre";
-import { href, html, short } from "./ui.js";
+import { Loading, Problem, count, href, html, short, useQuery } from "./ui.js";
 
 const NODE_HEIGHT = 38;
 const CHAR = 7.2; // width of a character of the node font, in px
@@ -82,13 +82,42 @@ export function laidOut(root, { every = false, build = true } = {}) {
   return { nodes, edges: laid, width, height };
 }
 
-export function Dag({ root }) {
+/** Past this many nodes the picture shows the first two levels of the DAG. */
+const MAX_NODES = 300;
+
+/** The root and nodes of DagLevels' answer, shaped as Dag's. */
+function levels(spec) {
+  const nodes = new Map();
+  for (const edge of spec.dependencyEdges) {
+    nodes.set(edge.spec.hash, edge.spec);
+    for (const below of edge.spec.dependencyEdges) {
+      if (!nodes.has(below.spec.hash)) nodes.set(below.spec.hash, { ...below.spec, dependencyEdges: [] });
+    }
+  }
+  nodes.delete(spec.hash);
+  return { ...spec, dag: [...nodes.values()] };
+}
+
+/** The picture of a spec's DAG (``spec`` has its hash and dependency counts). */
+export function Dag({ spec }) {
+  const whole = spec.allDependencies <= MAX_NODES;
+  const { data, error } = useQuery(whole ? "Dag" : "DagLevels", { hash: spec.hash }, {
+    skip: spec.allDependencies === 0,
+  });
+  if (spec.allDependencies === 0) return html`<p>No dependencies are recorded for this spec.</p>`;
+  if (error) return html`<${Problem} error=${error} />`;
+  if (!data) return html`<${Loading} what="Drawing the DAG" />`;
+  return html`<${Picture} root=${whole ? data.spec : levels(data.spec)} whole=${whole}
+    all=${spec.allDependencies} />`;
+}
+
+function Picture({ root, whole, all }) {
   const [every, setEvery] = useState(false);
   const [build, setBuild] = useState(true);
-  if (!root.dag.length) return html`<p>No dependencies are recorded for this spec.</p>`;
   const { nodes, edges, width, height } = laidOut(root, { every, build });
   const path = (points) => "M" + points.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L");
   return html`<figure class="dag">
+    ${whole ? null : html`<p class="hint">The DAG has ${count(all + 1)} nodes: the picture shows its first two levels.</p>`}
     <div class="scroll dag-frame">
       <svg width=${width} height=${height} viewBox="0 0 ${width} ${height}" role="img"
         aria-label="dependency DAG of ${root.package.name} with ${nodes.length} nodes">

@@ -83,7 +83,7 @@ export default function Spec({ argument: hash, params }) {
     </div>
     <section aria-labelledby="dag-h">
       <h2 id="dag-h">Dependencies <small>${count(spec.directDependencies)} direct, ${count(spec.allDependencies)} in all</small></h2>
-      <${Dag} root=${spec} />
+      <${Dag} spec=${spec} />
     </section>
     <${Neighbours} hash=${spec.hash} params=${params} path=${path}
       counts=${[spec.directDependents, spec.allDependents]} />
