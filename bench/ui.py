@@ -22,7 +22,6 @@ import json
 import random
 import statistics
 import sys
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,28 +32,18 @@ from benchmark import Server, lockfile_of  # noqa: E402
 
 from cachegraph.synth import synthesize  # noqa: E402
 from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
-from tests.browser import chromium  # noqa: E402
+from tests.browser import ask, chromium  # noqa: E402
 
 VIEWS = ("home", "search", "package", "spec", "diff", "coverage")
 MB = 1_000_000
 
 
-def ask(port: int, query: str, variables: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/graphql",
-        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.load(response)["data"]
-
-
-def urls(port: int) -> dict[str, str]:
+def urls(origin: str) -> dict[str, str]:
     """view -> the URL of one it shows: the largest package, a spec with the deepest DAG of
     a few, the two newest tags."""
-    largest = ask(port, "{ facets { packages(first: 1) { value } } }")["facets"]["packages"][0]
+    largest = ask(origin, "{ facets { packages(first: 1) { value } } }")["facets"]["packages"][0]
     package = largest["value"]
-    found = ask(port, "query($p: String) { specs(filter: {package: $p}, first: 20) { nodes { "
+    found = ask(origin, "query($p: String) { specs(filter: {package: $p}, first: 20) { nodes { "
                 "hash dependencyCount(transitive: true) } } }", {"p": package})  # fmt: skip
     spec = max(found["specs"]["nodes"], key=lambda s: s["dependencyCount"])["hash"]
     return {
@@ -100,7 +89,7 @@ def floor(browser, origin: str) -> float:
 
 def measure(label: str, server: Server, repeat: int, lockfile: Path | None) -> list[str]:
     origin = f"http://127.0.0.1:{server.port}"
-    views = urls(server.port)
+    views = urls(origin)
     rows = []
     with chromium() as browser:
         floors = [floor(browser, origin) for _ in range(repeat)]
@@ -136,6 +125,14 @@ def mirror_lockfile(tree: Path, work: Path) -> Path:
     return path
 
 
+def made(tree: Path, synthesize_into, size: int) -> Path:
+    """``tree``, synthesized (2 tags, seed 1, as benchmark.py makes it) unless it was."""
+    if not (tree / ".complete").exists():
+        synthesize_into(tree, size, 2, 1)
+        (tree / ".complete").write_text("")
+    return tree
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000000")
@@ -152,20 +149,14 @@ def main() -> int:
     finally:
         server.stop()
     for size in [int(s) for s in args.sizes.split(",") if s]:
-        tree = args.work / f"tree-{size}"
-        if not (tree / ".complete").exists():
-            synthesize(tree, size, 2, 1)
-            (tree / ".complete").write_text("")
+        tree = made(args.work / f"tree-{size}", synthesize, size)
         server = Server(tree)
         try:
             rows += measure(f"{size:,} page records", server, args.repeat, None)
         finally:
             server.stop()
     for size in [int(s) for s in args.mirror_sizes.split(",") if s]:
-        tree = args.work / f"mirrors-{size}"
-        if not (tree / ".complete").exists():
-            synthesize_mirrors(tree, size, 2, 1)
-            (tree / ".complete").write_text("")
+        tree = made(args.work / f"mirrors-{size}", synthesize_mirrors, size)
         lockfile = mirror_lockfile(tree, args.work)
         server = Server(None, "--mirrors-file", str(tree / "mirrors.yaml"))
         try:
@@ -175,7 +166,7 @@ def main() -> int:
     table = "\n".join(["| data | view | first meaningful paint (median) | data downloaded (max) |",
                        "|---|---|---:|---:|", *rows])  # fmt: skip
     print(table)
-    text = args.out.read_text()
+    text = args.out.read_text() if args.out.exists() else ""
     start, end = "<!-- ui -->", "<!-- /ui -->"
     if start in text and end in text:
         before, rest = text.split(start, 1)

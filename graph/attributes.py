@@ -60,7 +60,7 @@ def strings(record: dict, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def page_version(row: dict) -> str:
+def _page_version(row: dict) -> str:
     """A page row's one version (pages write ``versions``: a list that holds exactly one)."""
     versions = strings(row, "versions")
     if len(versions) != 1:
@@ -173,7 +173,7 @@ class Attribute:
 
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("package", page=None, node=lambda n: text(n, "name"), shown=str, weight=None),
-    Attribute("version", page=page_version, node=_node_version, shown="@{}".format, weight=3.0),
+    Attribute("version", page=_page_version, node=_node_version, shown="@{}".format, weight=3.0),
     Attribute(
         "compiler",
         page=lambda r: normalize_compiler(text(r, "compiler")),

@@ -4,10 +4,12 @@ for it to talk to. Browser tests skip, saying why, where Chromium is absent."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,3 +60,16 @@ def serving(*arguments: str, seconds: float = 60) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(10)
+
+
+def ask(origin: str, query: str, variables: dict | None = None) -> dict:
+    """The data of the server's own answer, asked directly."""
+    request = urllib.request.Request(
+        f"{origin}/graphql",
+        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        answer = json.load(response)
+    assert "errors" not in answer, answer
+    return answer["data"]

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.browser import ARTIFACTS, chromium, serving
+from tests.browser import ARTIFACTS, ask, chromium, serving
 from tests.conftest import SEEDS, SHARED
 from tests.mirrors import serve_arguments
 
@@ -39,19 +38,6 @@ def origin(shared_data: Path, shared_mirrors: Path):
 def browser():
     with chromium() as browser:
         yield browser
-
-
-def ask(origin: str, query: str, variables: dict | None = None) -> dict:
-    """The server's own answer, asked directly."""
-    request = urllib.request.Request(
-        f"{origin}/graphql",
-        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        answer = json.load(response)
-    assert "errors" not in answer, answer
-    return answer["data"]
 
 
 class Watched:

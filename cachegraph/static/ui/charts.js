@@ -23,12 +23,8 @@ export function plot() {
   return loading;
 }
 
-const style = () => ({
-  background: "transparent",
-  color: getComputedStyle(document.documentElement).getPropertyValue("--fg").trim() || "currentColor",
-  fontSize: "12px",
-  overflow: "visible",
-});
+// Inline CSS on the chart: it follows the page's light or dark colours.
+const style = () => ({ background: "transparent", color: "var(--fg)", fontSize: "12px", overflow: "visible" });
 
 /** A square heatmap of stacks by stacks, coloured by Jaccard index; a cell opens the shared specs. */
 export async function heatmap(element, { names, pairs, open }) {
