@@ -217,9 +217,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 
 #: The attributes a spec has one value of: index kind -> the SpecRecord attribute indexed
 SINGLE: dict[str, str] = {a.name: a.indexed for a in ATTRIBUTES if not a.many}
-#: The attributes two specs can differ in (every one but the package)
-COMPARED: tuple[str, ...] = tuple(a.name for a in ATTRIBUTES if a.weight is not None)
+#: The attributes two specs can differ in (every one but the package), and their weights
 WEIGHTS: dict[str, float] = {a.name: a.weight for a in ATTRIBUTES if a.weight is not None}
+COMPARED: tuple[str, ...] = tuple(WEIGHTS)
 
 
 def spec_string(spec: Any) -> str:
