@@ -206,7 +206,7 @@ def sample(tree: Path, n: int = 200, seed: int = 7) -> Sample:
             for stack in row["stacks"]:
                 sizes[stack] = sizes.get(stack, 0) + 1
     stacks = sorted(sizes, key=lambda s: -sizes[s])
-    from cachegraph.graph.names import normalize_compiler
+    from cachegraph.graph.spack.names import normalize_compiler
 
     scoped = [
         {"p": p, "s": rng.choice(r["stacks"]), "c": normalize_compiler(r["compiler"])}

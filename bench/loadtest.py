@@ -59,8 +59,8 @@ def answer(graph, query: str, variables: dict) -> dict:
 
 
 def mixed_queries(graph) -> list[tuple[str, str, dict]]:
-    spec = graph.ordered[len(graph.ordered) // 3]
-    stacks = sorted({s for r in graph.ordered[:2000] for s in r.all_stacks})
+    spec = graph.all_specs()[len(graph.all_specs()) // 3]
+    stacks = sorted({s for r in graph.all_specs()[:2000] for s in r.all_stacks})
     return [
         (
             "spec by hash",
@@ -268,8 +268,8 @@ def main() -> int:
     growth = (rss_end - rss_start) / rss_start
     print(f"## Load test: {args.clients} clients, {args.seconds:g} s, {args.reloads} reloads\n")
     print(
-        f"- data: {args.specs:,} specs in 2 tags ({len(full.ordered):,} specs, "
-        f"{len(full.ordered) - len(less.ordered):,} of them in the page that comes and goes)"
+        f"- data: {args.specs:,} specs in 2 tags ({full.spec_count:,} specs, "
+        f"{full.spec_count - less.spec_count:,} of them in the page that comes and goes)"
     )
     print(
         f"- machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; client and "

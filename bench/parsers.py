@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cachegraph.graph.constraints import parse
+from cachegraph.graph.spack.constraints import parse
 
 TEXTS = [
     "hdf5",

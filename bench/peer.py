@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
-from cachegraph.graph.names import normalize_compiler
+from cachegraph.graph.spack.names import normalize_compiler
 
 HERE = Path(__file__).resolve().parent
 

@@ -129,8 +129,8 @@ def query(args: argparse.Namespace) -> int:
 
 
 def find(args: argparse.Namespace) -> int:
-    from cachegraph.graph import queries
     from cachegraph.graph.errors import BadArgument
+    from cachegraph.graph.questions.specs import SpecQuery, select_specs
 
     from .printing import listing, record
 
@@ -138,7 +138,7 @@ def find(args: argparse.Namespace) -> int:
     for problem in report.errors:
         print(f"cachegraph find: {problem}", file=sys.stderr)
     try:
-        selection = queries.select_specs(graph, queries.SpecQuery(satisfies=args.constraint))
+        selection = select_specs(graph, SpecQuery(satisfies=args.constraint))
         specs = list(selection.after(None))
     except BadArgument as exc:
         print(f"cachegraph find: {exc}", file=sys.stderr)
@@ -153,9 +153,10 @@ def find(args: argparse.Namespace) -> int:
 
 
 def coverage(args: argparse.Namespace) -> int:
-    from cachegraph.graph import coverage as covering
-    from cachegraph.graph import likeness, lockfiles
     from cachegraph.graph.errors import BadArgument
+    from cachegraph.graph.questions import coverage as covering
+    from cachegraph.graph.questions import likeness
+    from cachegraph.graph.sources import lockfiles
 
     from .printing import coverage_table, record
 
@@ -198,7 +199,7 @@ def coverage(args: argparse.Namespace) -> int:
 
 def diff(args: argparse.Namespace) -> int:
     from cachegraph.graph.errors import BadArgument
-    from cachegraph.graph.likeness import spec_diff
+    from cachegraph.graph.questions.likeness import spec_diff
 
     from .printing import diff_table
 

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from itertools import groupby
 
 from cachegraph.graph.attributes import variant_text
-from cachegraph.graph.coverage import Coverage
-from cachegraph.graph.likeness import Difference, Nearness
-from cachegraph.graph.model import SpecRecord
-from cachegraph.graph.names import version_key
+from cachegraph.graph.questions.coverage import Coverage
+from cachegraph.graph.questions.likeness import Difference, Nearness
+from cachegraph.graph.spack.names import version_key
+from cachegraph.graph.store.records import SpecRecord
 
 WIDTH = 64
 
@@ -27,7 +27,7 @@ def _arch(spec: SpecRecord) -> str:
 def listing(specs: Iterable[SpecRecord], long: bool = False, variants: bool = False) -> str:
     """The text ``spack buildcache list`` / ``spack find`` would print for these specs.
 
-    >>> from cachegraph.graph.model import SpecRecord
+    >>> from cachegraph.graph.store.records import SpecRecord
     >>> def spec(h, name, compiler):
     ...     return SpecRecord(hash=h * 32, package=name, version="1.0", versions=("1.0",),
     ...         compiler=compiler, os="rhel8", platform="linux", target="zen2", variants=("+pic",))

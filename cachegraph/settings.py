@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from cachegraph.graph import MirrorSource
-from cachegraph.graph.mirrors import mirrors_file
-from cachegraph.graph.model import KEPT_BYTES
+from cachegraph.graph.sources.mirrors import mirrors_file
+from cachegraph.graph.store.view import KEPT_BYTES
 
 from .execution import Budgets, Limits
 

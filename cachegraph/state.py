@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
-from cachegraph.graph.queries import precompute, stats
-from cachegraph.graph.reader import collector_paused
+from cachegraph.graph.questions.counts import precompute, stats
+from cachegraph.graph.sources.reader import collector_paused
 
 from .progress import ProgressLine
 from .sources import default_data

@@ -1,8 +1,11 @@
-"""Build-cache data as a NetworkX graph, and the questions asked of it."""
+"""Build-cache data held in one columnar store, seen as a NetworkX graph, and the questions
+asked of it: ``store`` (the data), ``sources`` (reading it), ``spack`` (Spack's rules) and
+``questions`` (one module per answer)."""
 
-from . import snapshot
-from .loader import IndexSource, LoadReport, MirrorSource, Problem, load
-from .model import CacheGraph, SpecRecord
+from .sources.loader import IndexSource, LoadReport, MirrorSource, Problem, load
+from .store import snapshot
+from .store.records import SpecRecord
+from .store.view import CacheGraph
 
 __all__ = [
     "CacheGraph",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import BadRecord
-from .names import normalize_compiler
+from .spack.names import normalize_compiler
 
 # -- reading a field, and saying what is wrong with it --------------------------------------
 

@@ -11,7 +11,7 @@ deadline they cost a context-variable read.
 ...     check()
 Traceback (most recent call last):
 ...
-graph.errors.TimedOut: the operation ran past its time limit
+cachegraph.graph.errors.TimedOut: the operation ran past its time limit
 >>> sum(checked(range(10)))
 45
 """

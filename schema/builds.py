@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 import strawberry
-from cachegraph.graph import queries
-from cachegraph.graph.names import compiler_parts, normalize_compiler
+from cachegraph.graph.questions import counts
+from cachegraph.graph.spack.names import compiler_parts, normalize_compiler
 from strawberry.types import Info
 
 from .context import graph
@@ -50,11 +50,11 @@ class Target(PackageGroup, Node):
 
 def find_compiler(info: Info, name: str) -> Compiler | None:
     key = normalize_compiler(name)
-    return Compiler(name=key) if key and queries.spec_count(graph(info), "compiler", key) else None
+    return Compiler(name=key) if key and counts.spec_count(graph(info), "compiler", key) else None
 
 
 def find_target(info: Info, name: str) -> Target | None:
-    return Target(name=name) if queries.spec_count(graph(info), "target", name) else None
+    return Target(name=name) if counts.spec_count(graph(info), "target", name) else None
 
 
 @strawberry.type
@@ -67,7 +67,7 @@ class BuildQueries:
 
     @strawberry.field(metadata=cost(items=100), description="Compilers, ordered by name.")
     def compilers(self, info: Info, tag: str | None = None) -> list[Compiler]:
-        return [Compiler(name=n) for n in queries.names_in_scope(graph(info), "compiler", tag)]
+        return [Compiler(name=n) for n in counts.names_in_scope(graph(info), "compiler", tag)]
 
     @strawberry.field
     def target(self, info: Info, name: str) -> Target | None:
@@ -75,4 +75,4 @@ class BuildQueries:
 
     @strawberry.field(metadata=cost(items=100), description="Targets, ordered by name.")
     def targets(self, info: Info, tag: str | None = None) -> list[Target]:
-        return [Target(name=n) for n in queries.names_in_scope(graph(info), "target", tag)]
+        return [Target(name=n) for n in counts.names_in_scope(graph(info), "target", tag)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cachegraph.graph.model import CacheGraph
+from cachegraph.graph.store.view import CacheGraph
 from strawberry.types import ExecutionResult, Info
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
-from cachegraph.graph import constraints, coverage, likeness, lockfiles
 from cachegraph.graph.errors import BadArgument
-from cachegraph.graph.model import CacheGraph, SpecRecord
-from cachegraph.graph.queries import spec_by_hash
+from cachegraph.graph.questions import coverage, likeness
+from cachegraph.graph.questions.specs import spec_by_hash
+from cachegraph.graph.sources import lockfiles
+from cachegraph.graph.spack import constraints
+from cachegraph.graph.store.records import SpecRecord
+from cachegraph.graph.store.view import CacheGraph
 from strawberry.scalars import JSON
 from strawberry.types import Info
 

@@ -6,8 +6,8 @@ import enum
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
-from cachegraph.graph import impact, likeness
-from cachegraph.graph.queries import SpecSelection
+from cachegraph.graph.questions import impact, likeness, tags
+from cachegraph.graph.questions.specs import SpecSelection
 from strawberry.types import Info
 
 from .context import graph, warn
@@ -141,7 +141,7 @@ class ChangeOrder(enum.Enum):
 class TagDiff:
     old: strawberry.Private[str]
     new: strawberry.Private[str]
-    found: strawberry.Private[impact.TagDiff]
+    found: strawberry.Private[tags.TagDiff]
 
     @strawberry.field(name="from")
     def from_(self) -> TagRef:
@@ -179,7 +179,7 @@ class TagDiff:
     ) -> list[PackageChange]:
         from .packages import Package
 
-        found = impact.changes(graph(info), self.found, "package", most_changed=order.most)
+        found = tags.changes(graph(info), self.found, "package", most_changed=order.most)
         return [PackageChange(package=Package(name=n), added=a, removed=r, kept=k)
                 for n, a, r, k in first_of(found, first)]  # fmt: skip
 
@@ -193,8 +193,8 @@ class TagDiff:
     ) -> list[StackChange]:
         from .stacks import Stack
 
-        tags = (self.old, self.new)
-        found = impact.changes(graph(info), self.found, "stack", tags, most_changed=order.most)
+        scope = (self.old, self.new)
+        found = tags.changes(graph(info), self.found, "stack", scope, most_changed=order.most)
         return [StackChange(stack=Stack(name=n), added=a, removed=r, kept=k)
                 for n, a, r, k in first_of(found, first)]  # fmt: skip
 
@@ -228,7 +228,7 @@ class DiffQueries:
     def tag_diff(
         self, info: Info, from_: Annotated[str, strawberry.argument(name="from")], to: str
     ) -> TagDiff:
-        return TagDiff(old=from_, new=to, found=impact.tag_diff(graph(info), from_, to))
+        return TagDiff(old=from_, new=to, found=tags.tag_diff(graph(info), from_, to))
 
 
 def lookalike_groups(info: Info, package: str, tag: str | None) -> list[LookalikeGroup]:

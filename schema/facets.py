@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Annotated
 
 import strawberry
-from cachegraph.graph import facets
+from cachegraph.graph.questions import facets
 from strawberry.types import Info
 
 from .context import graph

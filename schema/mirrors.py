@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
-from cachegraph.graph import queries
-from cachegraph.graph.model import MirrorInfo
+from cachegraph.graph.questions import mirrors as holdings
+from cachegraph.graph.store.records import MirrorInfo
 from strawberry.types import Info
 
 from .context import graph
@@ -59,13 +59,13 @@ class Mirror(Node):
 
     @strawberry.field(description="The specs it holds (not those it only references).")
     def spec_count(self, info: Info) -> int:
-        return queries.mirror_holding(graph(info), self.name).spec_count
+        return holdings.mirror_holding(graph(info), self.name).spec_count
 
     @strawberry.field(
         metadata=cost(walks=True), description="Sum of the known tarball sizes, in bytes."
     )
     def total_bytes(self, info: Info) -> float:
-        return queries.mirror_holding(graph(info), self.name).total_bytes
+        return holdings.mirror_holding(graph(info), self.name).total_bytes
 
     @strawberry.field(description="The specs it holds, in spec order.")
     def specs(
@@ -93,7 +93,7 @@ class MirrorQueries:
     )
     def mirrors(self, info: Info, tag: str | None = None) -> list[Mirror]:
         cg = graph(info)
-        return [Mirror.of(cg.mirrors[name]) for name in queries.mirror_names(cg, tag)]
+        return [Mirror.of(cg.mirrors[name]) for name in holdings.mirror_names(cg, tag)]
 
     @strawberry.field(description="One mirror by name; null when none has it.")
     def mirror(self, info: Info, name: str) -> Mirror | None:

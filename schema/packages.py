@@ -6,7 +6,8 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
-from cachegraph.graph import queries
+from cachegraph.graph.questions import counts
+from cachegraph.graph.questions import dependencies as deps
 from strawberry.types import Info
 
 from .context import graph
@@ -36,8 +37,8 @@ class Package(SpecGroup, Node):
     def id(self) -> strawberry.ID:
         return global_id("Package", self.name)
 
-    def facts(self, info: Info, tag: str | None) -> queries.PackageFacts:
-        return queries.package_facts(graph(info), self.name, tag)
+    def facts(self, info: Info, tag: str | None) -> counts.PackageFacts:
+        return counts.package_facts(graph(info), self.name, tag)
 
     @strawberry.field(
         metadata=cost(items=50),
@@ -83,21 +84,21 @@ class Package(SpecGroup, Node):
     def tags(self, info: Info) -> list[TagRef]:
         from .tags import Tag
 
-        return [Tag(name=t) for t in queries.tags_of(graph(info), "package", self.name)]
+        return [Tag(name=t) for t in counts.tags_of(graph(info), "package", self.name)]
 
     @strawberry.field(
         metadata=cost(items=50),
         description="Packages that some spec of this one depends on, by name.",
     )
     def dependencies(self, info: Info) -> list[Package]:
-        return [Package(name=n) for n in queries.package_dependencies(graph(info), self.name)]
+        return [Package(name=n) for n in deps.package_dependencies(graph(info), self.name)]
 
     @strawberry.field(
         metadata=cost(items=100),
         description="Packages with a spec that depends on a spec of this one.",
     )
     def dependents(self, info: Info) -> list[Package]:
-        return [Package(name=n) for n in queries.package_dependents(graph(info), self.name)]
+        return [Package(name=n) for n in deps.package_dependents(graph(info), self.name)]
 
     @strawberry.field(
         metadata=cost(items=20, walks=True),
@@ -124,7 +125,7 @@ class PackageGroup(SpecGroup):
         first: int | None = 50,
         after: str | None = None,
     ) -> PackageConnection:
-        names = queries.packages_with(graph(info), self.kind, self.name, tag)
+        names = counts.packages_with(graph(info), self.kind, self.name, tag)
         return package_connection(info, names, first, after)
 
 
@@ -160,7 +161,7 @@ class PackageFilter:
 
 
 def find_package(info: Info, name: str) -> Package | None:
-    return Package(name=name) if queries.package_exists(graph(info), name) else None
+    return Package(name=name) if counts.package_exists(graph(info), name) else None
 
 
 @strawberry.type
@@ -178,5 +179,5 @@ class PackageQueries:
         after: str | None = None,
     ) -> PackageConnection:
         f = filter or PackageFilter()
-        query = queries.PackageQuery(f.name_contains, f.stack, f.compiler, f.target, f.tag)
-        return package_connection(info, queries.package_names(graph(info), query), first, after)
+        query = counts.PackageQuery(f.name_contains, f.stack, f.compiler, f.target, f.tag)
+        return package_connection(info, counts.package_names(graph(info), query), first, after)

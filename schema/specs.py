@@ -7,12 +7,20 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
-from cachegraph.graph import queries
 from cachegraph.graph.attributes import ATTRIBUTES, SINGLE, spec_string
-from cachegraph.graph.impact import seen
-from cachegraph.graph.model import SpecRecord
-from cachegraph.graph.queries import SpecSelection
-from cachegraph.graph.search import search as search_specs
+from cachegraph.graph.questions import counts
+from cachegraph.graph.questions import dependencies as deps
+from cachegraph.graph.questions import mirrors as holdings
+from cachegraph.graph.questions.search import search as search_specs
+from cachegraph.graph.questions.specs import (
+    Host,
+    SpecQuery,
+    SpecSelection,
+    select_specs,
+    spec_by_hash,
+)
+from cachegraph.graph.questions.tags import seen
+from cachegraph.graph.store.records import SpecRecord
 from strawberry.types import Info
 
 from .context import graph, warn
@@ -129,7 +137,7 @@ class Spec(Node):
     def mirrors(self: SpecRecord, info: Info) -> list[MirrorRef]:
         from .mirrors import Mirror
 
-        return [Mirror.of(m) for m in queries.mirrors_of(graph(info), self.hash)]
+        return [Mirror.of(m) for m in holdings.mirrors_of(graph(info), self.hash)]
 
     @strawberry.field(
         description="Where its binary tarball is: a v3 blob or a v2 .spack file, in the first "
@@ -149,7 +157,7 @@ class Spec(Node):
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
-        return queries.dependencies(graph(info), self.hash, deptype, bool(transitive))
+        return deps.dependencies(graph(info), self.hash, deptype, bool(transitive))
 
     @strawberry.field(
         metadata=cost(items=20),
@@ -159,7 +167,7 @@ class Spec(Node):
     def dependency_edges(self: SpecRecord, info: Info) -> list[DependencyEdge]:
         return [
             DependencyEdge(spec=s, deptypes=sorted(types), virtuals=sorted(virtuals))
-            for s, types, virtuals in queries.dependency_edges(graph(info), self.hash)
+            for s, types, virtuals in deps.dependency_edges(graph(info), self.hash)
         ]
 
     @strawberry.field(
@@ -173,7 +181,7 @@ class Spec(Node):
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
-        return queries.dependents(graph(info), self.hash, deptype, bool(transitive))
+        return deps.dependents(graph(info), self.hash, deptype, bool(transitive))
 
     @strawberry.field(
         description="The earliest tag holding this spec (dated develop tags by date, releases "
@@ -202,7 +210,7 @@ class Spec(Node):
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> int:
-        return queries.dependency_count(graph(info), self.hash, deptype, bool(transitive))
+        return deps.dependency_count(graph(info), self.hash, deptype, bool(transitive))
 
     @strawberry.field(
         metadata=cost(walks=WHEN_TRANSITIVE),
@@ -214,7 +222,7 @@ class Spec(Node):
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> int:
-        return queries.dependent_count(graph(info), self.hash, deptype, bool(transitive))
+        return deps.dependent_count(graph(info), self.hash, deptype, bool(transitive))
 
 
 def _attribute_filters(cls: type) -> type:
@@ -306,12 +314,12 @@ ORDER_BY = (
 )
 
 
-def spec_query(f: SpecFilter | None, order_by: list[SpecOrder] | None = None) -> queries.SpecQuery:
+def spec_query(f: SpecFilter | None, order_by: list[SpecOrder] | None = None) -> SpecQuery:
     order = tuple((o.field.value, o.direction is OrderDirection.DESC) for o in order_by or ())
     if f is None:
-        return queries.SpecQuery(order=order)
+        return SpecQuery(order=order)
     host = f.runs_on
-    return queries.SpecQuery(
+    return SpecQuery(
         **{kind: getattr(f, kind) for kind in SINGLE},
         stacks=tuple(f.stacks or ()),
         exclude_stacks=tuple(f.exclude_stacks or ()),
@@ -319,7 +327,7 @@ def spec_query(f: SpecFilter | None, order_by: list[SpecOrder] | None = None) ->
         variants=tuple(f.variants or ()),
         mirror=f.mirror,
         satisfies=f.satisfies,
-        runs_on=host and queries.Host(host.target, host.os, host.platform),
+        runs_on=host and Host(host.target, host.os, host.platform),
         order=order,
     )
 
@@ -328,9 +336,9 @@ SpecConnection = Connection[Spec]
 
 
 def spec_connection(
-    info: Info, query: queries.SpecQuery, first: int | None, after: str | None
+    info: Info, query: SpecQuery, first: int | None, after: str | None
 ) -> SpecConnection:
-    selection = queries.select_specs(graph(info), query)
+    selection = select_specs(graph(info), query)
     for message in selection.warnings:
         warn(info, message)
     # A cursor names its ordering, so that one from another ordering is refused.
@@ -347,12 +355,12 @@ class SpecGroup:
     #: the SpecQuery field this group fixes
     kind: ClassVar[str]
 
-    def narrow(self, query: queries.SpecQuery) -> queries.SpecQuery:
+    def narrow(self, query: SpecQuery) -> SpecQuery:
         return query.narrowed(**{self.kind: self.name})
 
     @strawberry.field
     def spec_count(self, info: Info, tag: str | None = None) -> int:
-        return queries.spec_count(graph(info), self.kind, self.name, tag)
+        return counts.spec_count(graph(info), self.kind, self.name, tag)
 
     @strawberry.field
     def specs(
@@ -373,7 +381,7 @@ class SpecQueries:
         "Null when nothing matches; an ambiguous prefix is an error naming the candidates."
     )
     def spec(self, info: Info, hash: str) -> Spec | None:
-        record = queries.spec_by_hash(graph(info), hash)
+        record = spec_by_hash(graph(info), hash)
         return record
 
     @strawberry.field(description="Specs, ordered by package name, then version, then hash.")
@@ -425,5 +433,5 @@ class SpecQueries:
         from_: Annotated[str, strawberry.argument(name="from")],
         to: str,
     ) -> list[Spec] | None:
-        path = queries.dependency_path(graph(info), from_, to)
+        path = deps.dependency_path(graph(info), from_, to)
         return path

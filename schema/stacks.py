@@ -6,7 +6,9 @@ import functools
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import strawberry
-from cachegraph.graph import queries
+from cachegraph.graph.questions import counts, overlaps
+from cachegraph.graph.questions import mirrors as holdings
+from cachegraph.graph.questions.specs import SpecQuery
 from strawberry.types import Info
 
 from .context import graph
@@ -30,7 +32,7 @@ class Stack(PackageGroup, Node):
         """The Stack of this name, made once: stack names are few and objects immutable."""
         return cls(name=name)
 
-    def narrow(self, query: queries.SpecQuery) -> queries.SpecQuery:
+    def narrow(self, query: SpecQuery) -> SpecQuery:
         return query.with_stack(self.name)
 
     @strawberry.field
@@ -39,27 +41,27 @@ class Stack(PackageGroup, Node):
 
     @strawberry.field(metadata=cost(walks=True))
     def package_count(self, info: Info, tag: str | None = None) -> int:
-        return len(queries.packages_with(graph(info), "stack", self.name, tag))
+        return len(counts.packages_with(graph(info), "stack", self.name, tag))
 
     @strawberry.field(
         metadata=cost(walks=True),
         description="Sum of the known tarball sizes of its specs, in bytes.",
     )
     def total_bytes(self, info: Info, tag: str | None = None) -> float:
-        return queries.stack_holding(graph(info), self.name, tag).total_bytes
+        return holdings.stack_holding(graph(info), self.name, tag).total_bytes
 
     @strawberry.field(metadata=cost(items=50))
     def tags(self, info: Info) -> list[TagRef]:
         from .tags import Tag
 
-        return [Tag(name=t) for t in queries.tags_of(graph(info), "stack", self.name)]
+        return [Tag(name=t) for t in counts.tags_of(graph(info), "stack", self.name)]
 
     @strawberry.field(
         metadata=cost(items=100),
         description="Every other stack that shares at least one spec with this one, largest first.",
     )
     def overlaps(self, info: Info, tag: str | None = None) -> list[StackOverlap]:
-        return queries.overlaps_of(graph(info), self.name, tag)
+        return overlaps.overlaps_of(graph(info), self.name, tag)
 
 
 @strawberry.type
@@ -79,10 +81,10 @@ class StackOverlap:
 
     @classmethod
     def is_type_of(cls, obj: object, info: object) -> bool:
-        return isinstance(obj, queries.Overlap | cls)
+        return isinstance(obj, overlaps.Overlap | cls)
 
     @strawberry.field(metadata=cost(items=2), description="The two stacks, ordered by name.")
-    def stacks(self: queries.Overlap) -> list[Stack]:
+    def stacks(self: overlaps.Overlap) -> list[Stack]:
         return _pair(self.pair)
 
 
@@ -93,7 +95,7 @@ def _pair(names: tuple[str, str]) -> tuple[Stack, ...]:
 
 
 def find_stack(info: Info, name: str) -> Stack | None:
-    return Stack(name=name) if queries.spec_count(graph(info), "stack", name) else None
+    return Stack(name=name) if counts.spec_count(graph(info), "stack", name) else None
 
 
 @strawberry.type
@@ -104,7 +106,7 @@ class StackQueries:
 
     @strawberry.field(metadata=cost(items=100), description="Stacks, ordered by name.")
     def stacks(self, info: Info, tag: str | None = None) -> list[Stack]:
-        return [Stack(name=n) for n in queries.names_in_scope(graph(info), "stack", tag)]
+        return [Stack(name=n) for n in counts.names_in_scope(graph(info), "stack", tag)]
 
     @strawberry.field(
         metadata=cost(items=1000),
@@ -114,4 +116,4 @@ class StackQueries:
     def stack_overlaps(
         self, info: Info, stacks: list[str] | None = None, tag: str | None = None
     ) -> list[StackOverlap]:
-        return queries.stack_overlaps(graph(info), stacks, tag)
+        return overlaps.stack_overlaps(graph(info), stacks, tag)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 
 import strawberry
-from cachegraph.graph import queries
-from cachegraph.graph.impact import tags_newest_first
+from cachegraph.graph.questions import counts
+from cachegraph.graph.questions.tags import tags_newest_first
 from strawberry.types import Info
 
 from .context import graph
@@ -25,15 +25,15 @@ class Tag(Node):
 
     @strawberry.field(metadata=cost(items=100))
     def stacks(self, info: Info) -> list[Stack]:
-        return [Stack(name=n) for n in queries.names_in_scope(graph(info), "stack", self.name)]
+        return [Stack(name=n) for n in counts.names_in_scope(graph(info), "stack", self.name)]
 
     @strawberry.field(metadata=cost(walks=True))
     def package_count(self, info: Info) -> int:
-        return len(queries.names_in_scope(graph(info), "package", self.name))
+        return len(counts.names_in_scope(graph(info), "package", self.name))
 
     @strawberry.field
     def spec_count(self, info: Info) -> int:
-        return queries.spec_count(graph(info), "tag", self.name)
+        return counts.spec_count(graph(info), "tag", self.name)
 
 
 @strawberry.enum
@@ -47,11 +47,11 @@ class TagOrder(enum.Enum):
 
 
 # The graph's own totals, as they are: their fields are declared once, there.
-Stats = strawberry.type(queries.Stats)
+Stats = strawberry.type(counts.Stats)
 
 
 def find_tag(info: Info, name: str) -> Tag | None:
-    return Tag(name=name) if queries.spec_count(graph(info), "tag", name) else None
+    return Tag(name=name) if counts.spec_count(graph(info), "tag", name) else None
 
 
 @strawberry.type
@@ -63,9 +63,9 @@ class TagQueries:
     @strawberry.field(metadata=cost(items=100), description="Tags, ordered by name unless asked.")
     def tags(self, info: Info, order: TagOrder = TagOrder.NAME) -> list[Tag]:
         cg = graph(info)
-        names = tags_newest_first(cg) if order is TagOrder.NEWEST_FIRST else queries.tag_names(cg)
+        names = tags_newest_first(cg) if order is TagOrder.NEWEST_FIRST else counts.tag_names(cg)
         return [Tag(name=n) for n in names]
 
     @strawberry.field(description="Totals over everything loaded, or over one tag.")
     def stats(self, info: Info, tag: str | None = None) -> Stats:
-        return queries.stats(graph(info), tag)
+        return counts.stats(graph(info), tag)

@@ -40,7 +40,7 @@ from strawberry.types.graphql import OperationType
 from cachegraph.graph import deadline
 from cachegraph.graph.bounded import BoundedCache
 from cachegraph.graph.errors import TimedOut
-from cachegraph.graph.model import CacheGraph
+from cachegraph.graph.store.view import CacheGraph
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits

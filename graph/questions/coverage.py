@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import deadline
-from .attributes import own_key
-from .dag import reached
-from .lockfiles import Environment
-from .model import CacheGraph, SpecRecord
-from .queries import SpecQuery, select_specs
+from .. import deadline
+from ..attributes import own_key
+from ..sources.lockfiles import Environment
+from ..store.records import SpecRecord
+from ..store.view import CacheGraph
+from .specs import SpecQuery, select_specs
 
 
 @dataclass(frozen=True)
@@ -58,37 +58,37 @@ def held(spec: SpecRecord, tag: str | None, stacks: Sequence[str] | None) -> boo
 
 
 def coverage(
-    cg: CacheGraph,
+    G: CacheGraph,
     env: Environment,
     tag: str | None = None,
     stacks: Sequence[str] | None = None,
 ) -> Coverage:
     """Each concrete spec of ``env`` as a hit or a miss (roots first, then in file order)."""
-    entries = [_entry(cg, hash, record, tag, stacks) for hash, record in env.specs.items()]
+    entries = [_entry(G, hash, record, tag, stacks) for hash, record in env.specs.items()]
     hit = {e.hash for e in entries if e.spec is not None}
     cached_roots = tuple(r for r in env.roots if _closure(env, r) <= hit)
     return Coverage(tuple(entries), cached_roots)
 
 
 def hashes_coverage(
-    cg: CacheGraph, hashes: Sequence[str], tag: str | None = None,
+    G: CacheGraph, hashes: Sequence[str], tag: str | None = None,
     stacks: Sequence[str] | None = None,
 ) -> Coverage:  # fmt: skip
     """The same for a list of full hashes (no environment: no lookalikes, no roots)."""
     found = []
     for hash in deadline.checked(dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes)):
-        found.append(_entry(cg, hash, cg.spec(hash), tag, stacks))
+        found.append(_entry(G, hash, G.spec(hash), tag, stacks))
     return Coverage(tuple(found), ())
 
 
-def _entry(cg: CacheGraph, hash: str, wanted: SpecRecord | None, tag: str | None, stacks) -> Entry:
-    spec = cg.spec(hash)
+def _entry(G: CacheGraph, hash: str, wanted: SpecRecord | None, tag: str | None, stacks) -> Entry:
+    spec = G.spec(hash)
     if spec is not None and held(spec, tag, stacks):
         return Entry(hash, wanted or spec, spec, None)
-    return Entry(hash, wanted or spec, None, _why(cg, hash, spec, wanted, tag, stacks))
+    return Entry(hash, wanted or spec, None, _why(G, hash, spec, wanted, tag, stacks))
 
 
-def _why(cg, hash, spec, wanted, tag, stacks) -> str:
+def _why(G, hash, spec, wanted, tag, stacks) -> str:
     if spec is not None and (spec.stacks or spec.mirrors):
         if tag is not None and tag not in spec.stacks:
             return "held only in tag " + ", ".join(sorted(spec.stacks))
@@ -97,13 +97,23 @@ def _why(cg, hash, spec, wanted, tag, stacks) -> str:
         return "known only as a dependency of cached specs, held by no mirror"
     if wanted is not None:
         key = own_key(wanted)
-        for other in select_specs(cg, SpecQuery(package=wanted.package, tag=tag)).after(None):
+        for other in select_specs(G, SpecQuery(package=wanted.package, tag=tag)).after(None):
             if own_key(other) == key and held(other, tag, stacks):
                 return f"the same spec is cached as {other.hash[:7]} (its dependencies differ)"
     return "not in any loaded mirror"
 
 
 def _closure(env: Environment, root: str) -> set[str]:
-    """The root and every spec of the environment below it."""
-    below = reached(lambda h: [d for _, d in env.dependencies.get(h, ())], (root,))
-    return below | {root}
+    """The root and every spec of the environment below it.
+
+    >>> from cachegraph.graph.sources.lockfiles import Environment
+    >>> env = Environment(4, ("a",), {}, {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
+    >>> sorted(_closure(env, "a"))
+    ['a', 'b', 'c']
+    """
+    seen, frontier = {root}, [root]
+    while frontier:
+        deadline.check()
+        frontier = [d for h in frontier for _, d in env.dependencies.get(h, ()) if d not in seen]
+        seen.update(frontier)
+    return seen

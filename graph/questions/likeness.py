@@ -24,16 +24,19 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from . import targets as archs
-from .attributes import COMPARED, SINGLE, own_key
-from .attributes import WEIGHTS as ATTRIBUTE_WEIGHTS
-from .constraints import Constraint, Node
-from .dag import dependencies_of, reached
-from .errors import BadArgument
-from .model import CacheGraph, SpecRecord
-from .names import compiler_parts
-from .queries import SpecQuery, select_specs, spec_by_hash
-from .satisfies import check_known, holding, node_test, settings
+import numpy as np
+
+from ..attributes import COMPARED, SINGLE, own_key
+from ..attributes import WEIGHTS as ATTRIBUTE_WEIGHTS
+from ..errors import BadArgument
+from ..spack import targets as archs
+from ..spack.constraints import Constraint, Node
+from ..spack.names import compiler_parts
+from ..spack.satisfies import check_known, holding, node_test, settings
+from ..store import walks
+from ..store.records import SpecRecord
+from ..store.view import CacheGraph
+from .specs import SpecQuery, select_specs, spec_by_hash
 
 #: the weight of each kind of difference: an attribute's own (declared in graph.attributes),
 #: a variant's, a direct dependency's, and the two nearer cases of target and compiler
@@ -72,7 +75,6 @@ class Nearness:
 def own_differences(a: SpecRecord, b: SpecRecord) -> list[Difference]:
     """The attributes of its own (not its dependencies') that differ between two specs.
 
-    >>> from cachegraph.graph.model import SpecRecord
     >>> a = SpecRecord(hash="a" * 32, package="zlib", version="1.3", versions=("1.3",),
     ...     compiler="gcc@12.1.0", os="rhel8", platform="linux", target="zen2",
     ...     variants=("+pic", "build_system=makefile"))
@@ -99,11 +101,16 @@ def _by_name(variants: Iterable[str]) -> dict[str, str]:
     return {name: v for v in variants for name in settings((v,))}
 
 
-def dag_nodes(cg: CacheGraph, spec: SpecRecord) -> dict[str, SpecRecord]:
-    """name -> node of the spec's DAG below it (the first in spec order when a name repeats)."""
+def dag_nodes(G: CacheGraph, spec: SpecRecord) -> dict[str, SpecRecord]:
+    """name -> node of the spec's DAG below it (the first in spec order when a name repeats).
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> {name: node.hash[0] for name, node in dag_nodes(G, G.spec("a" * 32)).items()}
+    {'gcc': 'g', 'zlib': 'z'}
+    """
     found: dict[str, SpecRecord] = {}
-    for rank in sorted(reached(dependencies_of(cg), (cg.rank[spec.hash],))):
-        node = cg.ordered[rank]
+    for node in G.records(np.flatnonzero(walks.reached(G.store, [spec.rank]))):
         found.setdefault(node.package, node)
     return found
 
@@ -112,15 +119,22 @@ def _shown(node: SpecRecord | None) -> str | None:
     return None if node is None else f"{node.package}@{node.version}/{node.hash[:7]}"
 
 
-def spec_diff(cg: CacheGraph, a: str, b: str) -> tuple[SpecRecord, SpecRecord, list[Difference]]:
+def spec_diff(G: CacheGraph, a: str, b: str) -> tuple[SpecRecord, SpecRecord, list[Difference]]:
     """What ``spack diff`` shows of two cached specs: their own attributes, then each
-    dependency of either DAG (by name) whose node differs, as ``name@version/hash``."""
-    first, second = spec_by_hash(cg, a), spec_by_hash(cg, b)
+    dependency of either DAG (by name) whose node differs, as ``name@version/hash``.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> _, _, found = spec_diff(example_graph(), "a" * 32, "b" * 32)
+    >>> [(d.field, d.wanted, d.cached) for d in found]  # doctest: +NORMALIZE_WHITESPACE
+    [('version', '1.14.3', '1.12.2'), ('dependency:gcc', 'gcc@12.3.0/ggggggg', None),
+     ('dependency:zlib', 'zlib@1.3.1/zzzzzzz', 'zlib@1.2.13/yyyyyyy')]
+    """
+    first, second = spec_by_hash(G, a), spec_by_hash(G, b)
     for given, found in ((a, first), (b, second)):
         if found is None:
             raise BadArgument(f"no loaded spec has the hash {given.strip()[:40]!r}")
     differences = own_differences(first, second)
-    mine, theirs = dag_nodes(cg, first), dag_nodes(cg, second)
+    mine, theirs = dag_nodes(G, first), dag_nodes(G, second)
     for name in sorted(mine.keys() | theirs.keys()):
         x, y = mine.get(name), theirs.get(name)
         if x is None or y is None or x.hash != y.hash:
@@ -138,26 +152,31 @@ class LookalikeGroup:
     differing: tuple[str, ...]
 
 
-def lookalikes(cg: CacheGraph, package: str, tag: str | None = None) -> list[LookalikeGroup]:
-    """Groups of the package's specs alike in every own attribute; the largest first."""
+def lookalikes(G: CacheGraph, package: str, tag: str | None = None) -> list[LookalikeGroup]:
+    """Groups of the package's specs alike in every own attribute; the largest first.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> lookalikes(example_graph(), "zlib")
+    []
+    """
 
     def compute() -> list[LookalikeGroup]:
         groups: dict[tuple, list[SpecRecord]] = defaultdict(list)
-        for spec in select_specs(cg, SpecQuery(package=package, tag=tag)).after(None):
+        for spec in select_specs(G, SpecQuery(package=package, tag=tag)).after(None):
             groups[own_key(spec)].append(spec)
         found = [
-            LookalikeGroup(tuple(specs), _differing(cg, specs))
+            LookalikeGroup(tuple(specs), _differing(G, specs))
             for specs in groups.values()
             if len(specs) > 1
         ]
-        found.sort(key=lambda g: (-len(g.specs), cg.rank[g.specs[0].hash]))
+        found.sort(key=lambda g: (-len(g.specs), g.specs[0].rank))
         return found
 
-    return cg.kept(("lookalikes", package, tag), compute)
+    return G.kept(("lookalikes", package, tag), compute)
 
 
-def _differing(cg: CacheGraph, specs: list[SpecRecord]) -> tuple[str, ...]:
-    dags = [{name: node.hash for name, node in dag_nodes(cg, s).items()} for s in specs]
+def _differing(G: CacheGraph, specs: list[SpecRecord]) -> tuple[str, ...]:
+    dags = [{name: node.hash for name, node in dag_nodes(G, s).items()} for s in specs]
     names = set().union(*dags)
     return tuple(sorted(n for n in names if len({dag.get(n) for dag in dags}) > 1))
 
@@ -189,87 +208,102 @@ def distance(differences: Iterable[Difference], wanted_target: str | None = None
     return total
 
 
-def direct_versions(cg: CacheGraph, spec: SpecRecord) -> dict[str, str]:
-    """name -> version of each spec this one depends on directly."""
-    succ = cg.g.succ
-    return {
-        node.package: node.version
-        for child, data in succ["spec", spec.hash].items()
-        if data["kind"] == "depends_on" and (node := cg.spec(child[1])) is not None
-    }
+def direct_versions(G: CacheGraph, spec: SpecRecord) -> dict[str, str]:
+    """name -> version of each spec this one depends on directly.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> direct_versions(G, G.spec("a" * 32))
+    {'gcc': '12.3.0', 'zlib': '1.3.1'}
+    """
+    return {node.package: node.version for node in G.records(G.store.children(spec.rank))}
 
 
 def nearest_to_spec(
-    cg: CacheGraph,
+    G: CacheGraph,
     wanted: SpecRecord,
     wanted_deps: Mapping[str, str],
     first: int,
     tag: str | None = None,
 ) -> list[Nearness]:
     """The cached specs of ``wanted``'s package nearest to it (``wanted_deps``: name ->
-    version of its direct dependencies), best first."""
+    version of its direct dependencies), best first.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> [(n.spec.hash[0], n.distance) for n in nearest_to_spec(G, G.spec("y" * 32), {}, 2)]
+    [('y', 0.0), ('z', 6.25)]
+    """
     found = []
-    for spec in _cached_of(cg, wanted.package, tag):
+    for spec in _cached_of(G, wanted.package, tag):
         differences = own_differences(wanted, spec)
-        theirs = direct_versions(cg, spec)
+        theirs = direct_versions(G, spec)
         for name in sorted(wanted_deps.keys() | theirs.keys()):
             if wanted_deps.get(name) != theirs.get(name):
                 differences.append(
                     Difference(f"dependency:{name}", wanted_deps.get(name), theirs.get(name))
                 )
         found.append(Nearness(spec, distance(differences, wanted.target), tuple(differences)))
-    return _best(cg, found, first)
+    return _best(found, first)
 
 
 def nearest_to_constraint(
-    cg: CacheGraph, constraint: Constraint, first: int, tag: str | None = None
+    G: CacheGraph, constraint: Constraint, first: int, tag: str | None = None
 ) -> list[Nearness]:
-    """The cached specs of the constraint's package that break the fewest of its parts."""
+    """The cached specs of the constraint's package that break the fewest of its parts.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> from cachegraph.graph.spack.constraints import parse
+    >>> [(n.spec.hash[0], n.distance) for n in nearest_to_constraint(example_graph(),
+    ...     parse("zlib@1.3 +pic"), 2)]
+    [('z', 1.0), ('y', 3.0)]
+    """
     root = constraint.root
     if root.name is None:
         raise BadArgument("nearest needs a package name in the constraint, e.g. 'hdf5@1.14 +mpi'")
     for node in (root, *constraint.transitive):
-        check_known(cg, node)
-    parts = _parts(cg, root)
-    holders = [(n, holding(cg, n)) for n in constraint.transitive]
+        check_known(G, node)
+    parts = _parts(G, root)
+    holders = [(n, holding(G, n)) for n in constraint.transitive]
     found = []
-    for spec in _cached_of(cg, root.name, tag):
+    for spec in _cached_of(G, root.name, tag):
+        at = np.array([spec.rank], np.int64)
         differences = [
             Difference(field, wanted, cached(spec))
             for field, wanted, test, cached in parts
-            if not test(spec)
+            if not test(at)[0]
         ]
         below = None
         for node, holds in holders:
-            if not holds.mask[cg.rank[spec.hash]]:
-                below = below if below is not None else dag_nodes(cg, spec)
+            if not holds.mask[spec.rank]:
+                below = below if below is not None else dag_nodes(G, spec)
                 there = below.get(node.name or "")
                 differences.append(
                     Difference(f"dependency:{node.name}", _node_text(node), _shown(there))
                 )
         found.append(Nearness(spec, distance(differences), tuple(differences)))
-    return _best(cg, found, first)
+    return _best(found, first)
 
 
-def _cached_of(cg: CacheGraph, package: str, tag: str | None) -> Iterable[SpecRecord]:
+def _cached_of(G: CacheGraph, package: str, tag: str | None) -> Iterable[SpecRecord]:
     """The package's specs some mirror or page holds (in the tag)."""
     query = SpecQuery(package=package, tag=tag)
-    return (s for s in select_specs(cg, query).after(None) if s.stacks or s.mirrors)
+    return (s for s in select_specs(G, query).after(None) if s.stacks or s.mirrors)
 
 
-def _best(cg: CacheGraph, found: list[Nearness], first: int) -> list[Nearness]:
+def _best(found: list[Nearness], first: int) -> list[Nearness]:
     if first < 0:
         raise BadArgument(f"'first' must be 0 or more, got {first}")
-    found.sort(key=lambda n: (n.distance, cg.rank[n.spec.hash]))
+    found.sort(key=lambda n: (n.distance, n.spec.rank))
     return found[:first]
 
 
-def _parts(cg: CacheGraph, node: Node) -> list[tuple]:
+def _parts(G: CacheGraph, node: Node) -> list[tuple]:
     """(field, wanted text, test, the cached value) of each part of a node's constraint."""
     parts: list[tuple] = []
 
     def part(field: str, wanted: str, check: Node, cached) -> None:
-        parts.append((field, wanted, node_test(cg, check), cached))
+        parts.append((field, wanted, node_test(G, check), cached))
 
     if node.versions is not None:
         part("version", f"@{node.versions}", Node(versions=node.versions),

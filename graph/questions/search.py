@@ -17,23 +17,23 @@ score a word that is
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable
+import numpy as np
 
-from . import deadline
-from .errors import BadArgument
-from .model import CacheGraph, SpecRecord
+from .. import deadline
+from ..errors import BadArgument
+from ..store.records import SpecRecord
+from ..store.view import CacheGraph
 
 MAX_TEXT = 200
 MIN_HASH = 3
-#: the index kinds a word is looked up in
-_KINDS = ("package", "version", "variant", "compiler", "target", "os")
+_NONE = 255
 
 
 def score(word: str, spec: SpecRecord) -> int | None:
     """How well one lower-case word matches a spec (see the table above); None if not at all.
 
-    >>> from cachegraph.graph.model import SpecRecord
+    The rule, spec by spec; ``search`` applies it to every spec at once, a table at a time.
+
     >>> s = SpecRecord(hash="abc" + "0" * 29, package="py-numpy", version="1.26.4",
     ...     versions=("1.26.4",), compiler="gcc@11.4.0", os="ubuntu22.04", platform="linux",
     ...     target="x86_64_v3", variants=("+blas",))
@@ -54,51 +54,57 @@ def score(word: str, spec: SpecRecord) -> int | None:
     return None
 
 
-def search(cg: CacheGraph, text: str) -> list[int]:
-    """The ranks of the specs matching every word of ``text``, best first."""
+def search(G: CacheGraph, text: str) -> np.ndarray:
+    """The ranks of the specs matching every word of ``text``, best first.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> [G.store.hash(r)[0] for r in search(G, "zlib 1.3")], len(search(G, "pic"))
+    (['z'], 2)
+    """
     words = text.lower().split()
     if not words:
         raise BadArgument("the search text is empty: give a package name, version or hash")
     if len(text) > MAX_TEXT:
         raise BadArgument(f"the search text is {len(text):,} characters long (at most {MAX_TEXT})")
-    return cg.kept(("search", tuple(words)), lambda: _search(cg, words))
+    return G.kept(("search", tuple(words)), lambda: _search(G, words))
 
 
-def _search(cg: CacheGraph, words: list[str]) -> list[int]:
-    found = min((_candidates(cg, w) for w in words), key=len)
-    ordered = cg.ordered
-    scored = []
-    for rank in deadline.checked(found):
-        total = 0
-        for word in words:
-            s = score(word, ordered[rank])
-            if s is None:
-                break
-            total += s
-        else:
-            scored.append((total, rank))
-    scored.sort()
-    return [rank for _, rank in scored]
+def _search(G: CacheGraph, words: list[str]) -> np.ndarray:
+    total = np.zeros(G.store.n, np.int64)
+    for word in words:
+        deadline.check()
+        scores = _scores(G, word)
+        total[scores == _NONE] = -(1 << 40)
+        total += scores
+    found = np.flatnonzero(total >= 0)
+    return found[np.argsort(total[found], kind="stable")]
 
 
-def _candidates(cg: CacheGraph, word: str) -> set[int]:
-    """Every rank ``score(word, ...)`` can accept: a superset found from the indices."""
-    found: set[int] = set()
-    for kind in _KINDS:
-        for value in _values(cg, kind):
-            low = value.lower()
-            hit = low.startswith(word) if kind == "version" else word in low
-            if hit:
-                found.update(cg.ranks(kind, value))
+def _table(values: list[str], rule) -> np.ndarray:
+    return np.array([rule(v) for v in values], np.uint8) if values else np.zeros(0, np.uint8)
+
+
+def _scores(G: CacheGraph, word: str) -> np.ndarray:
+    """``score(word, spec)`` of every spec (255 for None), worked out per table row."""
+    store = G.store
+
+    def pick(kind: str, rule) -> np.ndarray:
+        return _table(store.strings(kind).values, rule)[store.codes[kind]]
+
+    found = pick("package", lambda p: 0 if word == p else 1 if p.startswith(word) else
+                 2 if word in p else _NONE)  # fmt: skip
+    found = np.minimum(found, pick("version", lambda v: 1 if v.lower() == word else
+                                   2 if v.lower().startswith(word) else _NONE))  # fmt: skip
+    elsewhere = np.zeros(store.n, bool)
+    for kind in ("compiler", "target", "os"):
+        elsewhere |= pick(kind, lambda v: word in v.lower()).astype(bool)
+    variants = store.sets("variants")
+    holds = _table(store.strings("variant").values, lambda v: word in v.lower()).astype(bool)
+    if len(holds):
+        elsewhere |= (variants.count(holds) > 0)[store.variants]
+    found = np.where(elsewhere, np.minimum(found, 3), found)
     if len(word) >= MIN_HASH:
-        start = bisect_left(cg.hashes, word)
-        end = bisect_left(cg.hashes, word + "\x7f", start)
-        found.update(cg.rank[h] for h in cg.hashes[start:end])
+        start, end = store.prefixed(word)
+        found[store.rank_of[start:end]] = 0
     return found
-
-
-def _values(cg: CacheGraph, kind: str) -> Iterable[str]:
-    def compute() -> list[str]:
-        return [v for k, v, tag in cg.index if k == kind and tag is None]
-
-    return cg.memoized(("search values", kind), compute)

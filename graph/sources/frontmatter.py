@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import yaml
 
-from .errors import BadRecord
+from ..errors import BadRecord
 
 try:  # libyaml when present: the same results, many times faster
     _Loader: type = yaml.CSafeLoader
@@ -135,7 +135,7 @@ def load_yaml(text: str, what: str = "YAML", first_line: int = 1) -> Any:
     >>> load_yaml("[&x 1, *x]")
     Traceback (most recent call last):
     ...
-    graph.errors.BadRecord: YAML aliases are not allowed (real pages have none)
+    cachegraph.graph.errors.BadRecord: YAML aliases are not allowed (real pages have none)
     """
 
     def line_of(event: Any) -> int:

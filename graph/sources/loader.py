@@ -3,10 +3,10 @@
 Sources: cache pages (one file, or folders searched recursively), Spack spec
 files (``spec-N.json``, ``*.spec.json``, ``*.spec.json.sig``, ``*.spec.yaml``),
 build-cache indices (``index.json``) and whole mirrors in the v2 and v3 layouts
-(``graph.mirrors``). A file or record that cannot be loaded is reported with
-its path, line where known, and the problem; everything else still loads.
-``graph.reader`` reads; this chooses whether one process reads or two
-(``graph.parallel``).
+(``graph.sources.mirrors``). A file or record that cannot be loaded is reported
+with its path, line where known, and the problem; everything else still loads.
+``graph.sources.reader`` reads; this chooses whether one process reads or two
+(``graph.sources.parallel``).
 """
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
+from ..store.view import CacheGraph
+from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource
-from .model import CacheGraph
-from .parallel import load_in_two
 from .reader import LoadReport, Problem, Reader, collector_paused, source_files
 
 __all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
 
 #: ``--index TAG:STACK=PATH`` of earlier versions: an index is a v2 mirror.
 IndexSource = MirrorSource
-Progress = Callable[[int, int], None]  # (files read, specs so far)
+Progress = Callable[[int, int], None]  # (files read, rows so far)
 
 
 def load(
@@ -36,28 +37,42 @@ def load(
 ) -> tuple[CacheGraph, LoadReport]:
     """Load every source under ``paths`` and each mirror; return the graph and the report.
 
-    ``processes``: 1 reads in this process only; 2 reads a tree of pages in two
-    processes whenever its sources allow; None (the default) does so for a
-    large tree on a machine with two cores or more. The answer is the same.
+    ``processes``: 1 reads in this process only; 2 reads the files in two
+    processes whenever they are in two folders or more; None (the default) does
+    so for a large tree on a machine with two cores or more. The answer is the same.
     ``before_reading`` is called once the files are listed, before any is read.
     """
     started = time.perf_counter()
     reader = Reader()
     mirrors = list(mirrors)
     with collector_paused():
-        sources = source_files(paths, reader.report)
+        files = source_files(paths, reader.report)
         if before_reading is not None:
             before_reading()
-        graph = None
-        if not mirrors and not reader.report.problems and processes != 1:
-            graph = load_in_two(sources, reader.report, force=processes == 2)
-        if graph is None:
-            for count, path in enumerate(sources, 1):
-                reader.read_file(path)
+        split = None
+        if processes == 2 or (
+            processes is None and len(files) >= parallel.MIN_FILES and parallel.cores() >= 2
+        ):
+            split = parallel.halves(files)
+        mine = split[0] if split else list(enumerate(map(str, files)))
+        helper = parallel.Helper(split[1]) if split else None
+        try:
+            for count, (position, path) in enumerate(mine, 1):
+                reader.at(position)
+                reader.read_file(Path(path))
                 if progress is not None and count % 200 == 0:
-                    progress(count, reader.builder.spec_count)
-            for source in mirrors:
+                    progress(count, reader.builder.record_count)
+            for number, source in enumerate(mirrors):
+                reader.at(len(files) + number)
                 reader.read_mirror(source)
-            graph = reader.finish()
+            if helper is not None:
+                other = helper.result()
+                if other is None:  # no second process here, or it failed (it said why)
+                    other = parallel.read_placed(split[1])
+                reader.merge(other)
+        finally:
+            if helper is not None:
+                helper.stop()
+        graph = reader.finish()
     reader.report.seconds = round(time.perf_counter() - started, 3)
     return graph, reader.report

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .errors import BadArgument, BadRecord
-from .model import SpecRecord
-from .names import normalize_compiler
-from .records import HASH, node_record
+from ..errors import BadArgument, BadRecord
+from ..spack.names import normalize_compiler
+from ..store.records import SpecRecord
+from .rows import HASH, node_record
 
 VERSIONS = range(2, 9)
 #: the virtuals a compiler provides (Spack >= 1.0 records compilers as dependencies)

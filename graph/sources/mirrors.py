@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from .errors import BadRecord
+from ..errors import BadRecord
 from .frontmatter import decode_text, load_yaml
 from .specfiles import (
     clearsigned_text,

@@ -1,10 +1,12 @@
-"""Read build-cache files into a graph's records, reporting whatever is wrong: ``Reader``.
+"""Read build-cache files into a store's rows, reporting whatever is wrong: ``Reader``.
 
 Sources: cache pages (one file, or folders searched recursively), Spack spec
 files (``spec-N.json``, ``*.spec.json``, ``*.spec.json.sig``, ``*.spec.yaml``),
 build-cache indices (``index.json``) and whole mirrors in the v2 and v3 layouts
-(``graph.mirrors``). A file or record that cannot be loaded is reported with
-its path, line where known, and the problem; everything else still loads.
+(``graph.sources.mirrors``). A file or record that cannot be loaded is reported
+with its path, line where known, and the problem; everything else still loads.
+Rows go to a ``StoreBuilder`` as they are read, a page or an index at a time;
+``finish`` makes the store and the graph over it.
 """
 
 from __future__ import annotations
@@ -18,31 +20,25 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import chain
-from operator import attrgetter, itemgetter
 from pathlib import Path
-from sys import intern
 from typing import Any
 
+import numpy as np
+
+from .. import attributes
+from ..errors import BadRecord
+from ..spack.names import normalize_compiler
+from ..store.build import WHOLE_FILE, StoreBuilder
+from ..store.records import MirrorInfo
+from ..store.view import CacheGraph
 from . import files
-from .errors import BadRecord
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorSource, held, index_installs, read_mirror
-from .model import CacheGraph, GraphBuilder, MirrorInfo
-from .names import normalize_compiler
-from .records import (
-    SUMMARIZED,
-    Listed,
-    node_dependencies,
-    node_record,
-    page_record,
-    well_formed_rows,
-)
+from .rows import Listed, node_dependencies, node_row, page_row, well_formed_rows
 from .specfiles import is_spec_file, load_json, spec_document, spec_nodes
 
 __all__ = ["LoadReport", "Problem", "Reader", "collector_paused", "source_files"]
 
-#: The virtuals whose provider is a Spack >= 1.0 spec's compiler, in the order looked for.
-COMPILER_VIRTUALS = ("c", "cxx", "fortran")
 #: Files a build cache keeps beside its specs that hold no spec: keys, digests, manifests.
 _COMPANIONS = (".hash", ".pub", ".manifest.json")
 _SPEC_FILE = re.compile(r"spec-\d+\.json")
@@ -102,11 +98,8 @@ class LoadReport:
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a load makes millions of objects and no cycles.
-
-    Left on, it scans the growing heap again and again (a third of a 1M-spec
-    load, and most of a restart from a snapshot).
-    """
+    """Pause the cyclic garbage collector: a load makes millions of short-lived objects
+    (a parser's) and no cycles; left on, it scans them again and again."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -129,29 +122,60 @@ def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list
     return found
 
 
+#: A problem and where it sorts: (stage, file position, row, order) -- see ``Reader.problem``.
+Keyed = tuple[tuple[int, int, int, int], Problem]
+
+
 class Reader:
-    """Reads files and mirrors one at a time (``read_file``, ``read_mirror``), then resolves what
-    waits for every file (``resolve``) and builds the graph (``finish``); ``report`` says
-    what was wrong. ``graph.loader.load`` reads with one, ``graph.parallel`` with two.
+    """Reads files and mirrors one at a time (``read_file``, ``read_mirror``), then makes the
+    store and its graph (``finish``); ``report`` says what was wrong.
+
+    Each file read is given its position in the load (``at``): rows and problems sort by
+    it, so a load split between processes (``graph.sources.parallel``) answers as one.
     """
 
     def __init__(self) -> None:
-        self.builder = GraphBuilder()
+        self.builder = StoreBuilder()
         self.report = LoadReport()
+        self.keyed: list[Keyed] = []
         self.tags: set[str] = set()
+        self.position = 0
         # Spec files are resolved against old-form pages once every file is read.
-        self.spec_file_roots: dict[Path, str] = {}
-        self.old_pages: list[tuple[Path, str, list]] = []
-        # Dependency edges wait for the end too: another file may describe the child.
-        self.edges: list[tuple[Path, str, str, tuple[str, ...], tuple[str, ...]]] = []
-        # Spack >= 1.0 specs name their compiler as a dependency: hash -> its hash.
-        self.compiler_deps: dict[str, str] = {}
+        self.spec_file_roots: dict[str, str] = {}
+        self.old_pages: list[tuple[int, Path, str, list]] = []
         # Hashes read as spec nodes (with their dependencies) already.
         self.nodes_read: set[str] = set()
+        # The line of each page's spec_details, by the page's position: where a problem
+        # found once every file is read points.
+        self.page_lines: dict[int, int | None] = {}
 
-    def problem(self, path: Path, message: str, line: int | None = None, warning=False) -> None:
+    def __getstate__(self) -> dict:
+        # What a second process sends back: not the hashes it read as nodes (this one
+        # never asks again), which would be most of what it sends.
+        return {**vars(self), "nodes_read": set()}
+
+    def merge(self, other: Reader) -> None:
+        """Take in what another Reader (a second process's) read."""
+        self.builder.merge(other.builder)
+        self.keyed += other.keyed
+        for count in ("pages", "spec_files", "indices", "records"):
+            setattr(self.report, count, getattr(self.report, count) + getattr(other.report, count))
+        self.tags |= other.tags
+        self.spec_file_roots.update(other.spec_file_roots)
+        self.old_pages += other.old_pages
+        self.page_lines.update(other.page_lines)
+
+    def at(self, position: int) -> None:
+        """The next rows and problems come from the source at this position of the load."""
+        self.position = self.builder.position = position
+
+    def problem(
+        self, path: Path | str, message: str, line: int | None = None, warning: bool = False,
+        row: int = WHOLE_FILE, stage: int = 0,
+    ) -> None:  # fmt: skip
         severity = "warning" if warning else "error"
-        self.report.problems.append(Problem(str(path), message, line, severity))
+        key = (stage, self.position, row, len(self.keyed))
+        self.keyed.append((key, Problem(str(path), message, line, severity)))
 
     def read_file(self, path: Path) -> None:
         if path.name.endswith(_COMPANIONS) or path.parent.name == "_pgp":
@@ -194,68 +218,56 @@ class Reader:
         if not isinstance(rows, list):
             raise BadRecord("'spec_details' must be a list of records", line)
         tag = str(categories[1])
+        self.page_lines[self.position] = line
         self.report.pages += 1
         self.tags.add(tag)
-        source = str(path)
-        listed = well_formed_rows(rows, package, source, self.builder.shared_tuples)
+        listed = well_formed_rows(rows, package)
+        numbers: list[int] | range = range(1, len(rows) + 1)
         if listed is None:
-            kept = []
-            for number, row in enumerate(rows, 1):
-                try:
-                    record, stacks = page_record(row, package, source)
-                except BadRecord as exc:
-                    self.row_problem(path, number, row, exc, line)
-                    continue
-                if self.add_listing(path, number, row, (record, stacks), tag, line):
-                    kept.append((record, stacks))
-            self.repeated_hashes(path, [r.hash for r, _ in kept], line)
-        else:
-            kept = self.add_listed(path, rows, listed, tag, line)
+            listed, numbers = self.checked_rows(path, rows, package, line)
+        builder = self.builder
+        builder.add_records(
+            listed.hashes,
+            listed.columns,
+            builder.variant_codes(listed.variants),
+            builder.file_code(str(path)),
+            numbers,
+            page=True,
+            sizes=listed.sizes,
+            tag=tag,
+            stacks=builder.stack_codes(listed.stacks),
+        )
+        self.report.records += len(listed.hashes)
+        self.repeated_hashes(path, listed.hashes, line)
         meta = fields.get("meta")
-        if meta is not None and len(kept) == len(rows):  # else it summarizes what we did not read
-            if listed is None:
-                records = list(map(itemgetter(0), kept))
-                columns = {f: list(map(attrgetter(f), records)) for f in SUMMARIZED}
-                listed = Listed(records, list(map(itemgetter(1), kept)), columns)
+        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
             self.check_meta(path, meta, listed, key_lines.get("meta"))
 
-    def add_listed(
-        self, path: Path, rows: list, listed: Listed, tag: str, line: int | None
-    ) -> list[tuple]:
-        """Add a well-formed page's records; return those kept.
-
-        At once when none would warn or be refused (nearly always), else one by one.
-        """
-        records, stacks = listed.records, listed.stacks
-        hashes = list(map(attrgetter("hash"), records))
-        known = list(map(self.builder.records.get, hashes))
-        if len(set(hashes)) == len(hashes) and self.builder.add_listings(
-            records, stacks, tag, known
-        ):
-            self.report.records += len(records)
-            return list(zip(records, stacks, strict=True))
-        self.repeated_hashes(path, hashes, line)
-        kept = []
-        listings = zip(rows, zip(records, stacks, strict=True), strict=True)
-        for number, (row, listing) in enumerate(listings, 1):
-            if self.add_listing(path, number, row, listing, tag, line):
-                kept.append(listing)
-        return kept
-
-    def add_listing(
-        self, path: Path, number: int, row: Any, listing: tuple, tag: str, line: int | None
-    ) -> bool:
-        """Add one row's record to the graph, reporting what is wrong; False if it is not kept."""
-        record, stacks = listing
-        try:
-            warnings = self.builder.add_listing(record, tag, stacks)
-        except BadRecord as exc:
-            self.row_problem(path, number, row, exc, line)
-            return False
-        self.report.records += 1
-        for message in warnings:
-            self.problem(path, f"record {number}: {message}", line, warning=True)
-        return True
+    def checked_rows(
+        self, path: Path, rows: list, package: str, line: int | None
+    ) -> tuple[Listed, list[int]]:
+        """A page's rows read one by one, each checked; a bad one is reported and left out."""
+        hashes: list[str] = []
+        columns: dict[str, list] = {a: [] for a in (*attributes.SINGLE, "variants")}
+        stacks: list[tuple[str, ...]] = []
+        sizes: list[float] = []
+        numbers: list[int] = []
+        for number, row in enumerate(rows, 1):
+            try:
+                hash, found, listed, size = page_row(row, package)
+            except BadRecord as exc:
+                named = row.get("hash") if isinstance(row, dict) else None
+                named = f" ({named})" if isinstance(named, str) and named else ""
+                self.problem(path, f"record {number}{named}: {exc.message}", line, row=number)
+                continue
+            hashes.append(hash)
+            for name, values in columns.items():
+                values.append(found[name])
+            stacks.append(listed)
+            sizes.append(np.nan if size is None else size)
+            numbers.append(number)
+        variants = columns.pop("variants")
+        return Listed(hashes, columns, variants, stacks, sizes), numbers
 
     def repeated_hashes(self, path: Path, hashes: list[str], line: int | None) -> None:
         """Warn when a page lists a hash more than once: each spec counts once."""
@@ -268,12 +280,8 @@ class Reader:
                 f"{first}); each spec counts once",
                 line,
                 warning=True,
+                row=0,
             )
-
-    def row_problem(self, path: Path, number: int, row: Any, exc: BadRecord, line: int | None):
-        hash = row.get("hash") if isinstance(row, dict) else None
-        named = f" ({hash})" if isinstance(hash, str) and hash else ""
-        self.problem(path, f"record {number}{named}: {exc.message}", line)
 
     def check_meta(self, path: Path, meta: Any, listed: Listed, line: int | None) -> None:
         """Warn where a page's ``meta`` summary disagrees with its records."""
@@ -283,7 +291,7 @@ class Reader:
         columns = listed.columns
         stacks = list(chain.from_iterable(listed.stacks))
         derived = {
-            "num_specs": len(listed.records),
+            "num_specs": len(listed.hashes),
             "num_specs_by_stack": dict(Counter(stacks)),
             "versions": set(columns["version"]),
             "compilers": {c or "none" for c in set(columns["compiler"])},
@@ -316,7 +324,8 @@ class Reader:
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise BadRecord("'spec_files' must be a list of 'SPEC: FILE' entries", line)
         self.report.pages += 1
-        self.old_pages.append((path, package, [(k, v) for e in entries for k, v in e.items()]))
+        listed = [(k, v) for e in entries for k, v in e.items()]
+        self.old_pages.append((self.position, path, package, listed))
 
     # -- spec files and indices --------------------------------------------------
 
@@ -336,7 +345,7 @@ class Reader:
         hashes = self.read_nodes(path, [(None, n) for n in spec_nodes(doc)])
         self.report.spec_files += 1
         if hashes:
-            self.spec_file_roots[path] = hashes[0]
+            self.spec_file_roots[str(path)] = hashes[0]
         return hashes
 
     def read_index(self, path: Path, doc: dict) -> None:
@@ -361,7 +370,7 @@ class Reader:
         for path, message, severity in read.problems:
             self.problem(path, message, warning=severity == "warning")
         name = source.label
-        if name in self.builder.mirrors:
+        if any(m.name == name for m in self.builder.mirrors):
             self.problem(
                 source.path,
                 f"a second mirror named {name!r}; give each its own name in a mirrors file",
@@ -369,7 +378,7 @@ class Reader:
             return
         self.report.mirrors += 1
         self.tags.add(source.tag)
-        self.builder.add_mirror(
+        code = self.builder.add_mirror(
             MirrorInfo(name, read.location, read.layout, source.tag, source.stack)
         )
         holding: list[str] = []
@@ -383,21 +392,22 @@ class Reader:
                 holding += self.read_spec_file(path, doc)[:1]
             except BadRecord as exc:
                 self.problem(path, exc.message, exc.line)
-        for hash in dict.fromkeys(holding):
-            record = self.builder.spec(hash)
-            try:
-                self.builder.add_listing(record, source.tag, [source.stack])
-            except BadRecord as exc:
-                self.problem(source.path, exc.message)
-                continue
-            tarball, size = read.tarballs.get(hash, ("", None))
-            self.builder.add_held(record, name, size, tarball)
+        holding = list(dict.fromkeys(holding))
+        tarballs = [read.tarballs.get(h, ("", None)) for h in holding]
+        sizes = [np.nan if size is None else size for _, size in tarballs]
+        self.builder.add_held(holding, code, sizes, [where for where, _ in tarballs])
 
     def read_nodes(self, path: Path, nodes: list[tuple[str | None, Any]]) -> list[str]:
         """Add spec nodes and their dependency edges; return the hashes added, in order."""
+        builder, seen = self.builder, self.nodes_read
         added: list[str] = []
-        edges = []
-        seen = self.nodes_read
+        hashes: list[str] = []
+        numbers: list[int] = []
+        columns: dict[str, list] = {a: [] for a in (*attributes.SINGLE, "variants")}
+        parents: list[str] = []
+        children: list[str] = []
+        types: list[int] = []
+        virtuals: list[int] = []
         for number, (hash, node) in enumerate(nodes, 1):
             if hash is not None and hash in seen:
                 # A hash names one spec and its whole DAG: another mirror listing it
@@ -405,60 +415,70 @@ class Reader:
                 added.append(hash)
                 continue
             try:
-                record = node_record(node, f"{path}#{number}", hash)
+                hash, found = node_row(node, hash)
                 deps = node_dependencies(node)
             except BadRecord as exc:
-                self.problem(path, f"node {number}: {exc.message}")
+                self.problem(path, f"node {number}: {exc.message}", row=number)
                 continue
-            record = self.builder.add_node_spec(record)
-            seen.add(record.hash)
-            added.append(record.hash)
-            edges.extend((record.hash, d.hash, d.deptypes, d.virtuals) for d in deps)
-            if record.compiler is None and not record.from_page:
-                provider = _compiler_provider(deps)
-                if provider is not None:
-                    self.compiler_deps.setdefault(record.hash, provider)
+            added.append(hash)
+            if hash in seen:
+                continue
+            seen.add(hash)
+            hashes.append(hash)
+            numbers.append(number)
+            for name, values in columns.items():
+                values.append(found[name])
+            for dep in deps:
+                parents.append(hash)
+                children.append(dep.hash)
+                types.append(builder.deptype_mask(dep.deptypes))
+                virtuals.append(builder.virtual_code(dep.virtuals))
+        file = builder.file_code(str(path))
+        variants = builder.variant_codes(columns.pop("variants"))
+        builder.add_records(hashes, columns, variants, file, numbers, page=False)
+        builder.add_edges(parents, children, types, virtuals, file)
         self.report.records += len(added)
-        self.edges.extend((path, *edge) for edge in edges)
         return added
 
     # -- the end -----------------------------------------------------------------
 
     def finish(self) -> CacheGraph:
-        self.resolve()
-        graph = self.builder.build()
-        self.report.specs = len(graph.ordered)
+        """The store of every row read and its graph; the report's counts and problems."""
+        store, found, skipped = self.builder.finish()
+        graph = CacheGraph(store)
+        self.report.records -= skipped
+        for key, path, message, severity in found:
+            # A row's problem points at its page's spec_details, as those of reading do.
+            line = self.page_lines.get(key[1]) if key[0] == 0 else None
+            self.keyed.append((key, Problem(path, message, line, severity)))
+        self.resolve_old_pages(graph)
+        self.report.problems += [problem for _, problem in sorted(self.keyed, key=_key)]
+        self.report.specs = store.n
         self.report.tags = sorted(self.tags)
         return graph
 
-    def resolve(self) -> None:
-        """Add the dependency edges and check old-form pages, once every file is read."""
-        for path, parent, child, types, virtuals in self.edges:
-            if self.builder.spec(child) is None:
-                self.problem(
-                    path,
-                    f"{parent} depends on {child}, which no loaded node "
-                    "describes; dependency dropped",
-                )
-            else:
-                self.builder.add_dependency(parent, child, types, virtuals)
-        self.edges = []  # millions of tuples at a mirror's scale: not kept while the graph is built
-        for hash, provider in self.compiler_deps.items():
-            record, compiler = self.builder.spec(hash), self.builder.spec(provider)
-            if compiler is not None and record.compiler is None:
-                record.compiler = intern(f"{compiler.package}@{compiler.version}")
-        for path, package, entries in self.old_pages:
+    def resolve_old_pages(self, graph: CacheGraph) -> None:
+        """Check old-form pages against the spec files beside them, once every file is read."""
+        for position, path, package, entries in self.old_pages:
+            self.at(position)
             for spec_string, filename in entries:
-                root = self.spec_file_roots.get(path.parent / filename)
+                root = self.spec_file_roots.get(str(path.parent / filename))
                 if root is None:
                     self.report.unresolved += 1
                     self.problem(
                         path,
                         f"{spec_string!r}: spec file {filename} is not present; spec not loaded",
                         warning=True,
+                        stage=1,
                     )
-                elif (found := self.builder.spec(root).package) != package:
-                    self.problem(path, f"{filename} describes package {found!r}, not {package!r}")
+                elif (found := graph.spec(root).package) != package:
+                    self.problem(
+                        path, f"{filename} describes package {found!r}, not {package!r}", stage=1
+                    )
+
+
+def _key(keyed: Keyed) -> tuple:
+    return keyed[0]
 
 
 def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
@@ -467,15 +487,6 @@ def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
         (h, entry.get("spec") if isinstance(entry, dict) else entry)
         for h, entry in installs.items()
     ]
-
-
-def _compiler_provider(deps: list) -> str | None:
-    """The hash of the dependency providing c, else cxx, else fortran (Spack >= 1.0)."""
-    for virtual in COMPILER_VIRTUALS:
-        for dep in deps:
-            if virtual in dep.virtuals:
-                return dep.hash
-    return None
 
 
 def _brief(value: Any) -> str:

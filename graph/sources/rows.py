@@ -1,4 +1,4 @@
-"""Turn raw records -- page rows and spec-file nodes -- into SpecRecords.
+"""Read raw records -- page rows and spec-file nodes -- into their attributes.
 
 Each function raises BadRecord saying what is wrong with the record.
 """
@@ -6,16 +6,14 @@ Each function raises BadRecord saying what is wrong with the record.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from itertools import chain
 from operator import itemgetter
-from sys import intern
 from typing import Any, NamedTuple
 
-from .attributes import described, node_attributes, page_attributes, strings, text
-from .errors import BadRecord
-from .model import SpecRecord, records_of
-from .names import normalize_compiler
+from ..attributes import described, node_attributes, page_attributes, strings, text
+from ..errors import BadRecord
+from ..spack.names import normalize_compiler
+from ..store.records import SpecRecord
 
 HASH = re.compile(r"[a-z0-9]{32}")
 
@@ -26,18 +24,14 @@ def check_hash(value: Any) -> str:
     return value
 
 
-def page_record(row: Any, package: str, source: str) -> tuple[SpecRecord, tuple[str, ...]]:
-    """A spec_details row of a page, and the stacks it lists."""
+def page_row(row: Any, package: str) -> tuple[str, dict[str, Any], tuple[str, ...], float | None]:
+    """A spec_details row of a page: its hash, attributes, the stacks it lists and its size."""
     if not isinstance(row, dict):
         raise BadRecord(f"a record must be a mapping, not {described(row)}")
-    record = SpecRecord(
-        hash=check_hash(row.get("hash")),
-        **page_attributes(row, package),
-        versions=strings(row, "versions"),
-        source=source,
-        size=page_size(row.get("size")),
-    )
-    return record, strings(row, "stacks")
+    hash = check_hash(row.get("hash"))
+    attributes = page_attributes(row, package)
+    size = page_size(row.get("size"))
+    return hash, attributes, strings(row, "stacks"), size
 
 
 def page_size(value: Any) -> float | None:
@@ -69,22 +63,21 @@ SUMMARIZED = ("version", "compiler", "os", "platform", "target")
 
 
 class Listed(NamedTuple):
-    """A page's records, the stacks each lists, and their ``SUMMARIZED`` fields as columns."""
+    """A page's rows as columns: hashes, each attribute's values, variants, stacks, sizes."""
 
-    records: list[SpecRecord]
-    stacks: list[tuple[str, ...]]
+    hashes: list[str]
     columns: dict[str, list]
+    variants: list[tuple[str, ...]]
+    stacks: list[tuple[str, ...]]
+    sizes: list[float] | None = None
 
 
-def well_formed_rows(
-    rows: list, package: str, source: str, shared: Callable[[list[tuple]], list[tuple]] = list
-) -> Listed | None:
-    """The records of a page's rows exactly as the public site writes them.
+def well_formed_rows(rows: list, package: str) -> Listed | None:
+    """The columns of a page's rows exactly as the public site writes them.
 
-    None when any row is unusual: then ``page_record`` checks each row and says
+    None when any row is unusual: then ``page_row`` checks each row and says
     what is wrong. Nearly every row of a large load comes this way, so the
     checks run column by column in C (map, join, set) rather than row by row.
-    Strings come back interned, and lists of tuples through ``shared``.
     """
     if not rows:
         return None
@@ -111,43 +104,39 @@ def well_formed_rows(
         and all(v and v == v.strip() for v in set(scalars))
     ):
         return None
-    compiler_of = {c: (n := normalize_compiler(c)) and intern(n) for c in set(compilers)}
-    as_tuples = shared(list(map(tuple, versions)))
+    compiler_of = {c: normalize_compiler(c) for c in set(compilers)}
     summarized = (
-        list(map(itemgetter(0), as_tuples)),
+        list(map(itemgetter(0), versions)),
         list(map(compiler_of.__getitem__, compilers)),
-        list(map(intern, oss)),
-        list(map(intern, platforms)),
-        list(map(intern, targets)),
+        oss,
+        platforms,
+        targets,
     )
-    records = records_of(
-        {
-            "hash": hashes,
-            "versions": as_tuples,
-            **dict(zip(SUMMARIZED, summarized, strict=True)),
-            "variants": shared(list(map(tuple, variants))),
-        },
-        package=intern(package),
-        source=source,
+    return Listed(
+        hashes,
+        {"package": [package] * len(hashes), **dict(zip(SUMMARIZED, summarized, strict=True))},
+        list(map(tuple, variants)),
+        list(map(tuple, stacks)),
     )
-    return Listed(records, list(map(tuple, stacks)), dict(zip(SUMMARIZED, summarized, strict=True)))
+
+
+def node_row(node: Any, hash: str | None = None) -> tuple[str, dict[str, Any]]:
+    """A spec node of a spec file or index (Spack's spec format v1 to v5): its hash (``hash``
+    when given, as an index keys its nodes) and attributes."""
+    if not isinstance(node, dict):
+        raise BadRecord(f"a spec node must be a mapping, not {described(node)}")
+    found = node_attributes(node)
+    return check_hash(hash or node.get("hash")), found
 
 
 def node_record(
     node: Any, source: str, hash: str | None = None, compiler: str | None = None
 ) -> SpecRecord:
-    """A spec node of a spec file or index (Spack's spec format v1 to v5); ``compiler`` is
-    the one to record when the node names none (format 5: its compiler dependency's)."""
-    if not isinstance(node, dict):
-        raise BadRecord(f"a spec node must be a mapping, not {described(node)}")
-    found = node_attributes(node)
+    """A node as a record no store holds (a lockfile's); ``compiler`` is the one to record
+    when the node names none (format 5: its compiler dependency's)."""
+    hash, found = node_row(node, hash)
     found["compiler"] = found["compiler"] or compiler
-    return SpecRecord(
-        hash=check_hash(hash or node.get("hash")),
-        **found,
-        versions=(found["version"],),
-        source=source,
-    )
+    return SpecRecord(hash=hash, **found, versions=(found["version"],), source=source)
 
 
 class Dependency(NamedTuple):

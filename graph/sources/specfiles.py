@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from .errors import BadRecord
+from ..errors import BadRecord
 from .frontmatter import MAX_NESTING, decode_text, load_yaml
 
 _SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
@@ -99,7 +99,7 @@ def load_json(text: str) -> Any:
     >>> load_json("[" * 5000 + "]" * 5000)
     Traceback (most recent call last):
     ...
-    graph.errors.BadRecord: JSON nests more deeply than any real file (over 64 levels); not read
+    cachegraph.graph.errors.BadRecord: JSON nests more deeply than any real file (over 64 ...
     """
     try:
         return orjson.loads(text)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import BadArgument
+from ..errors import BadArgument
 from .versions import VersionList, parse_versions
 
 FLAG_NAMES = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
@@ -133,16 +133,23 @@ def parse(text: str) -> Constraint:
     ('hdf5', '1.14:', [Variant(name='mpi', values=('true',), exact=False)], 'gcc')
     >>> [(n.name, str(n.versions)) for n in c.transitive]
     [('openmpi', '4:')]
-    >>> parse("hdf5 ^")
-    Traceback (most recent call last):
-    ...
-    graph.constraints.SpecSyntaxError: bad constraint at column 7: a package name must follow '^'
+    >>> print(parse_error("hdf5 ^"))
+    bad constraint at column 7: a package name must follow '^'
       hdf5 ^
             ^
     """
     if len(text) > MAX_LENGTH:
         raise BadArgument(f"the constraint is {len(text):,} characters long (at most {MAX_LENGTH})")
     return _Parser(text).constraint()
+
+
+def parse_error(text: str) -> str | None:
+    """What is wrong with ``text`` as a constraint; None when it parses."""
+    try:
+        parse(text)
+    except BadArgument as exc:
+        return str(exc)
+    return None
 
 
 class _Parser:

@@ -13,7 +13,7 @@ import functools
 
 import archspec.cpu
 
-from .errors import BadArgument
+from ..errors import BadArgument
 
 
 def known(name: str) -> bool:

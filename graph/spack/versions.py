@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import BadArgument
+from ..errors import BadArgument
 from .names import version_key
 
 _COMPONENT = re.compile(r"[0-9]+|[a-zA-Z]+")

@@ -66,7 +66,7 @@ def test_validate_the_shared_data_exits_0_with_its_totals(capsys, shared_data, d
     assert main(["validate", str(shared_data)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-2] == (
-        f"45 pages, 3 spec files, 0 indices: 326 records, {len(data_graph.ordered)} specs, "
+        f"45 pages, 3 spec files, 0 indices: 326 records, {len(data_graph.all_specs())} specs, "
         "21 tags; 0 errors, 42 warnings; 42 specs unresolved"
     )
 
@@ -285,7 +285,7 @@ def test_diff_prints_two_specs_side_by_side(capsys, shared_mirrors):
 
 
 def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_mirrors):
-    from tests.graph.test_coverage import _write_index
+    from tests.graph.questions.test_coverage import _write_index
 
     lockfile = shared_mirrors.parent / "lockfiles" / "robertu94+mpigdb.spack.lock"
     doc = json.loads(lockfile.read_text())

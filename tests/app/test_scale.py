@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cachegraph.graph import load, snapshot
-from cachegraph.graph.names import normalize_compiler, version_key
+from cachegraph.graph.spack.names import normalize_compiler, version_key
 from starlette.testclient import TestClient
 
 from cachegraph.app import create_app

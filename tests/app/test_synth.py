@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cachegraph.graph import load, queries
-from cachegraph.graph.mirrors import mirrors_file
-from cachegraph.graph.queries import SpecQuery, select_specs, stack_overlaps
+from cachegraph.graph import load
+from cachegraph.graph.questions import dependencies, mirrors
+from cachegraph.graph.questions.overlaps import stack_overlaps
+from cachegraph.graph.questions.specs import SpecQuery, select_specs
+from cachegraph.graph.sources.mirrors import mirrors_file
 
 from cachegraph.cli import main
 
@@ -16,7 +18,7 @@ def test_synth_writes_a_tree_that_loads_whole(tmp_path, capsys):
     out = capsys.readouterr().out
     graph, report = load([tmp_path])
     assert report.problems == []  # every meta agrees with its spec_details
-    assert len(graph.ordered) == 3000
+    assert len(graph.all_specs()) == 3000
     assert report.tags == ["develop", "develop-2025-01-01"]
     develop = {s.hash for s in select_specs(graph, SpecQuery(tag="develop")).after(None)}
     snapshot = {
@@ -27,10 +29,10 @@ def test_synth_writes_a_tree_that_loads_whole(tmp_path, capsys):
         "3,000 distinct\n"
     )
     assert 0.5 < len(develop & snapshot) / len(snapshot) < 0.7  # dated snapshots share ~60%
-    for spec in graph.ordered:
+    for spec in graph.all_specs():
         for stacks in spec.stacks.values():
             assert "root" in stacks and 2 <= len(stacks) <= 4
-    assert len({s.compiler for s in graph.ordered}) >= 10
+    assert len({s.compiler for s in graph.all_specs()}) >= 10
     assert stack_overlaps(graph)
 
 
@@ -49,20 +51,20 @@ def test_synth_mirror_writes_v2_and_v3_mirrors_that_load_whole(tmp_path, capsys)
     assert lines[-1] == f"12 mirrors listed in {tmp_path / 'mirrors.yaml'} (--mirrors-file)"
     graph, report = load([], mirrors_file(tmp_path / "mirrors.yaml"))
     assert report.problems == []
-    assert 2000 <= len(graph.ordered) <= 2001  # a lookalike's rebuilt dependency may end it
+    assert 2000 <= len(graph.all_specs()) <= 2001  # a lookalike's rebuilt dependency may end it
     layouts = {m.tag: m.layout for m in graph.mirrors.values()}
     assert layouts == {"develop": "v2", "develop-2025-01-01": "v3"}
-    held = {name: queries.mirror_holding(graph, name).spec_count for name in graph.mirrors}
+    held = {name: mirrors.mirror_holding(graph, name).spec_count for name in graph.mirrors}
     assert sorted(lines[:-1]) == sorted(f"{name}: {n:,} specs held" for name, n in held.items())
-    built = [s for s in graph.ordered if s.package.startswith("lib-")]
-    direct = [len(queries.dependencies(graph, s.hash)) for s in built]
+    built = [s for s in graph.all_specs() if s.package.startswith("lib-")]
+    direct = [len(dependencies.dependencies(graph, s.hash)) for s in built]
     assert min(direct) == 3 and max(direct) <= 18  # wrapper, compiler, runtime + 0-15 more
     # Spack 1.0 shape: the compiler is a dependency providing c, and held by no mirror.
     assert {s.compiler for s in built} == {"gcc@11.4.0", "gcc@13.2.0", "gcc@12.4.0", "gcc@15.0.0"}
-    assert all(not s.mirrors for s in graph.ordered if s.package == "gcc")
+    assert all(not s.mirrors for s in graph.all_specs() if s.package == "gcc")
     # About a quarter are lookalikes: the same own attributes as another spec of the package.
     own = Counter((s.package, s.version, s.compiler, s.target, s.variants) for s in built)
     twins = sum(n for n in own.values() if n > 1)
     assert 0.3 < twins / len(built) < 0.6  # each lookalike and the spec it copies
-    v3 = [s for s in graph.ordered if any(m.startswith("develop-2025") for m in s.mirrors)]
+    v3 = [s for s in graph.all_specs() if any(m.startswith("develop-2025") for m in s.mirrors)]
     assert v3 and all(s.size and s.size > 0 for s in v3)

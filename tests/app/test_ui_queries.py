@@ -47,14 +47,14 @@ def real_graph(shared_data: Path, shared_mirrors: Path):
 
 #: a spec of the shared mirrors with dependencies (zlib's dependent, in tag "test")
 def _hash_with_dependencies(graph) -> str:
-    return next(s.hash for s in graph.ordered if graph.deps and any(
-        k for k in graph.g.succ["spec", s.hash] if k[0] == "spec"
+    return next(s.hash for s in graph.all_specs() if graph.store.edge_count and any(
+        k for k in graph.succ["spec", s.hash] if k[0] == "spec"
     ))  # fmt: skip
 
 
 def variables(name: str, graph) -> dict:
     spec = _hash_with_dependencies(graph)
-    other = next(s.hash for s in graph.ordered if s.hash != spec)
+    other = next(s.hash for s in graph.all_specs() if s.hash != spec)
     return {
         "Home": {"tag": None},
         "Tags": {},

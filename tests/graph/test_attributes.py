@@ -1,4 +1,3 @@
-import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from cachegraph.graph.attributes import (
     spec_string,
 )
 from cachegraph.graph.errors import BadRecord
-from cachegraph.graph.model import SpecRecord, records_of
+from cachegraph.graph.store.records import SpecRecord
 
 from tests.rawpages import raw_pages, spec_file_nodes
 
@@ -114,21 +113,3 @@ def test_a_page_row_and_a_spec_node_of_one_spec_give_the_same_attributes(shared_
 def test_a_broken_node_says_what_is_wrong(node, message):
     with pytest.raises(BadRecord, match=message.replace("(", r"\(")):
         node_attributes(node)
-
-
-def test_records_are_not_made_without_a_value_for_each_field_or_from_uneven_columns():
-    missing = "records need a column or a value for each of ['hash', 'versions', 'compiler']"
-    with pytest.raises(ValueError, match=re.escape(missing)):
-        records_of({"version": ["1"], "os": ["o"], "platform": ["p"], "target": ["t"],
-                    "variants": [()]}, package="x")  # fmt: skip
-    columns = {a.name: [getattr(ROCBLAS, a.name)] for a in ATTRIBUTES}
-    with pytest.raises(ValueError, match="records need columns of one length"):
-        records_of({**columns, "hash": ["a" * 32, "b" * 32], "versions": [("6.1.2",)]})
-    [made] = records_of({**columns, "hash": ["b" * 32], "versions": [("6.1.2",)]}, source="s")
-    assert (spec_string(made), made.hash, made.source, made.stacks, made.mirrors) == (
-        spec_string(ROCBLAS),
-        "b" * 32,
-        "s",
-        {},
-        frozenset(),
-    )

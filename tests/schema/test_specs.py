@@ -7,7 +7,7 @@ from dataclasses import fields
 import pytest
 from cachegraph.graph import load
 from cachegraph.graph.attributes import ATTRIBUTES, SINGLE
-from cachegraph.graph.queries import SpecQuery
+from cachegraph.graph.questions.specs import SpecQuery
 from cachegraph.schema.specs import SpecFilter
 
 from tests.conftest import SEEDS, execute

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cachegraph.graph import SpecRecord, load
-from cachegraph.graph.queries import SpecQuery, package_facts, select_specs, spec_count
-from cachegraph.graph.records import page_record, well_formed_rows
+from cachegraph.graph import load
+from cachegraph.graph.questions.counts import package_facts, spec_count
+from cachegraph.graph.questions.specs import SpecQuery, select_specs
+from cachegraph.graph.sources.rows import page_row, well_formed_rows
 
 from tests.conftest import SEEDS, SHARED_DATA
 from tests.rawpages import RawPage, normalized, raw_pages, spec_file_nodes
@@ -42,7 +43,7 @@ def test_each_seed_page_loads_whole(seeds_graph, page):
 
 
 def test_seeds_totals(seeds_graph):
-    assert len(seeds_graph.ordered) == 454
+    assert len(seeds_graph.all_specs()) == 454
     assert seeds_graph.names("package") == [
         "py-keras",
         "py-ml-dtypes",
@@ -61,7 +62,7 @@ def test_shared_data_totals_equal_the_files(shared_data, data_graph):
     pages = raw_pages(shared_data)
     hashes = {r["hash"] for p in pages for r in p.records}
     hashes |= {n["hash"] for n in spec_file_nodes(shared_data)}
-    assert {s.hash for s in data_graph.ordered} == hashes
+    assert {s.hash for s in data_graph.all_specs()} == hashes
     for tag in {p.tag for p in pages}:
         in_tag = {r["hash"] for p in pages if p.tag == tag for r in p.records}
         assert spec_count(data_graph, "tag", tag) == len(in_tag)
@@ -100,7 +101,7 @@ def test_pages_without_a_root_stack(data_graph):
 
 
 def test_spec_files_give_dependency_edges_exactly(shared_data, data_graph):
-    from cachegraph.graph.queries import dependencies
+    from cachegraph.graph.questions.dependencies import dependencies
 
     nodes = spec_file_nodes(shared_data)
     assert nodes
@@ -120,14 +121,14 @@ def test_a_spec_file_node_listed_by_a_page_keeps_the_page_record(data_graph):
     "page", raw_pages(SEEDS) + SHARED_PAGES, ids=lambda p: f"{p.path.parent.name}/{p.path.name}"
 )
 def test_a_page_read_column_by_column_gives_the_records_of_row_by_row(page: RawPage):
-    listed = well_formed_rows(page.records, page.package, "p")
+    listed = well_formed_rows(page.records, page.package)
     assert listed is not None
-    one_by_one = [page_record(row, page.package, "p") for row in page.records]
-    fields = SpecRecord.__slots__
+    one_by_one = [page_row(row, page.package) for row in page.records]
+    names = list(listed.columns)
     assert [
-        (tuple(getattr(r, f) for f in fields), s)
-        for r, s in zip(listed.records, listed.stacks, strict=True)
-    ] == [(tuple(getattr(r, f) for f in fields), s) for r, s in one_by_one]
+        (h, *(listed.columns[n][i] for n in names), listed.variants[i], listed.stacks[i])
+        for i, h in enumerate(listed.hashes)
+    ] == [(h, *(found[n] for n in names), found["variants"], s) for h, found, s, _ in one_by_one]
 
 
 @pytest.mark.parametrize(
@@ -146,5 +147,5 @@ def test_a_page_read_column_by_column_gives_the_records_of_row_by_row(page: RawP
 def test_a_page_with_one_unusual_row_is_read_row_by_row(change: dict):
     rows = [dict(r) for r in raw_pages(SEEDS)[0].records]
     rows[-1].update(change)
-    assert well_formed_rows(rows, "p", "p") is None
-    assert well_formed_rows(rows[:-1], "p", "p") is not None
+    assert well_formed_rows(rows, "p") is None
+    assert well_formed_rows(rows[:-1], "p") is not None

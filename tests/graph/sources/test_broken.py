@@ -13,7 +13,7 @@ from tests.conftest import ROOT, SEEDS
 from tests.pages import page_text, record
 
 BROKEN = ROOT / "tests" / "corpus" / "broken"
-SEED_HASHES = {s.hash for s in load([SEEDS])[0].ordered}
+SEED_HASHES = {s.hash for s in load([SEEDS])[0].all_specs()}
 
 
 def h(c: str) -> str:
@@ -76,7 +76,7 @@ def problems_of(name: str) -> list[Problem]:
 def test_each_broken_file_is_reported_and_the_rest_loads(name):
     graph, report = load([SEEDS, BROKEN / name])
     assert report.problems == problems_of(name)
-    assert {s.hash for s in graph.ordered} == SEED_HASHES | EXPECTED[name][1]
+    assert {s.hash for s in graph.all_specs()} == SEED_HASHES | EXPECTED[name][1]
 
 
 def test_one_hash_under_two_packages_keeps_the_first():
@@ -91,7 +91,7 @@ def test_one_hash_under_two_packages_keeps_the_first():
         )
     ]
     assert graph.spec(h("k")).package == "bison"
-    assert {s.hash for s in graph.ordered} == SEED_HASHES | {h("k"), h("l")}
+    assert {s.hash for s in graph.all_specs()} == SEED_HASHES | {h("k"), h("l")}
 
 
 def test_the_whole_corpus_among_real_pages():
@@ -105,7 +105,7 @@ def test_the_whole_corpus_among_real_pages():
         key=str,
     )
     good = set().union(*(hashes for _, hashes in EXPECTED.values()))
-    assert {s.hash for s in graph.ordered} == SEED_HASHES | good | {h("k"), h("l")}
+    assert {s.hash for s in graph.all_specs()} == SEED_HASHES | good | {h("k"), h("l")}
     assert not report.ok
 
 
@@ -116,13 +116,13 @@ def test_a_very_large_page_loads_whole(tmp_path):
     assert big.stat().st_size > 5_000_000
     graph, report = load([big, BROKEN / "empty.md"])
     assert report.problems == [Problem(str(BROKEN / "empty.md"), "empty file")]
-    assert len(graph.ordered) == 25_000
+    assert len(graph.all_specs()) == 25_000
 
 
 def test_a_missing_path_is_reported(tmp_path):
     graph, report = load([SEEDS, tmp_path / "nope"])
     assert report.problems == [Problem(str(tmp_path / "nope"), "no such file or folder")]
-    assert len(graph.ordered) == 454
+    assert len(graph.all_specs()) == 454
 
 
 def test_validate_names_every_broken_file_and_exits_1(capsys):

@@ -12,18 +12,20 @@ from pathlib import Path
 
 import archspec.cpu
 import networkx as nx
+import numpy as np
 import pytest
-from cachegraph.graph import load, queries
+from cachegraph.graph import load
 from cachegraph.graph.attributes import spec_string
-from cachegraph.graph.constraints import SpecSyntaxError, parse
 from cachegraph.graph.errors import BadArgument
-from cachegraph.graph.mirrors import mirrors_file
-from cachegraph.graph.satisfies import node_test, satisfies
-from cachegraph.graph.versions import parse_versions
+from cachegraph.graph.questions import specs
+from cachegraph.graph.sources.mirrors import mirrors_file
+from cachegraph.graph.spack.constraints import SpecSyntaxError, parse
+from cachegraph.graph.spack.satisfies import node_test, satisfies
+from cachegraph.graph.spack.versions import parse_versions
 
 from cachegraph.synthmirror import synthesize_mirrors
 from tests.conftest import SEEDS
-from tests.graph.test_mirrors import raw_records
+from tests.graph.sources.test_mirrors import raw_records
 from tests.mirrors import load_shared
 from tests.rawpages import normalized, raw_pages
 
@@ -307,7 +309,7 @@ def mirrors(shared_mirrors):
 
 
 def _found(cg, text: str) -> set[str]:
-    return {s.hash for s in queries.select_specs(cg, queries.SpecQuery(satisfies=text)).after(None)}
+    return {s.hash for s in specs.select_specs(cg, specs.SpecQuery(satisfies=text)).after(None)}
 
 
 @pytest.mark.parametrize(("text", "predicate"), MIRROR_CASES, ids=[c[0] for c in MIRROR_CASES])
@@ -340,8 +342,8 @@ def test_unknown_attributes_are_errors(mirrors, text, message):
 def test_runs_on_a_host(mirrors):
     """A zen4 machine runs what was built for zen4 or an ancestor: here x86_64_v3 only."""
     cg, nodes = mirrors
-    host = queries.Host("zen4", os="ubuntu24.04")
-    found = {s.hash for s in queries.select_specs(cg, queries.SpecQuery(runs_on=host)).after(None)}
+    host = specs.Host("zen4", os="ubuntu24.04")
+    found = {s.hash for s in specs.select_specs(cg, specs.SpecQuery(runs_on=host)).after(None)}
     assert found == {
         h for h, n in nodes.items()
         if archspec.cpu.TARGETS["zen4"] >= archspec.cpu.TARGETS[_target(n)]
@@ -382,7 +384,7 @@ def test_page_specs_satisfying(seeds_graph, text, predicate):
 
 
 def test_dependencies_on_pages_match_nothing_and_say_why(seeds_graph):
-    selection = queries.select_specs(seeds_graph, queries.SpecQuery(satisfies="py-keras ^python"))
+    selection = specs.select_specs(seeds_graph, specs.SpecQuery(satisfies="py-keras ^python"))
     assert list(selection.after(None)) == []
     assert selection.warnings == (
         "'^' asks about dependencies, but the loaded data has none (cache pages list no "
@@ -402,18 +404,23 @@ def synthetic(tmp_path_factory):
     graph, report = load([], mirrors_file(out / "mirrors.yaml"))
     assert report.problems == []
     below = {
-        s.hash: [graph.spec(h) for kind, h in nx.descendants(graph.g, ("spec", s.hash))
+        s.hash: [graph.spec(h) for kind, h in nx.descendants(graph, ("spec", s.hash))
                  if kind == "spec"]
-        for s in graph.ordered
+        for s in graph.all_specs()
     }  # fmt: skip
     return graph, below
 
 
-def _brute(cg, below: dict, q: queries.SpecQuery) -> list[str]:
+def _holds(cg, node, spec) -> bool:
+    """Whether one spec satisfies one node (the graph's test, asked of its one rank)."""
+    return bool(node_test(cg, node)(np.array([spec.rank]))[0])
+
+
+def _brute(cg, below: dict, q: specs.SpecQuery) -> list[str]:
     """Every spec tested one by one, the DAG walked by NetworkX: no index, no candidate list."""
     constraint = parse(q.satisfies) if q.satisfies else None
     found = []
-    for s in cg.ordered:
+    for s in cg.all_specs():
         if not all(getattr(s, k) == v for k, v in [
             ("package", q.package), ("version", q.version), ("os", q.os), ("target", q.target)
         ] if v is not None):  # fmt: skip
@@ -432,41 +439,41 @@ def _brute(cg, below: dict, q: queries.SpecQuery) -> list[str]:
         ):
             continue
         if constraint is not None:
-            if not node_test(cg, constraint.root)(s):
+            if not _holds(cg, constraint.root, s):
                 continue
-            if not all(any(map(node_test(cg, n), below[s.hash])) for n in constraint.transitive):
+            if not all(any(_holds(cg, n, d) for d in below[s.hash]) for n in constraint.transitive):
                 continue
         found.append(s.hash)
     return found
 
 
 BRUTE_CASES = [
-    queries.SpecQuery(satisfies="+mpi"),
-    queries.SpecQuery(satisfies="lib-00041@2: ~ipo"),
-    queries.SpecQuery(satisfies="%gcc@12:"),
-    queries.SpecQuery(satisfies="%gcc@11.4.0 +shared build_system=cmake"),
-    queries.SpecQuery(satisfies="target=x86_64_v3: ~debug"),
-    queries.SpecQuery(satisfies="target=:zen4 os=rhel8"),
-    queries.SpecQuery(satisfies="arch=darwin-sequoia-m1 +openmp"),
-    queries.SpecQuery(satisfies="^lib-00003"),
-    queries.SpecQuery(satisfies="^lib-00003@:5 ^lib-00020 +shared"),
-    queries.SpecQuery(satisfies="lib-00081 ^gcc-runtime@13"),
-    queries.SpecQuery(satisfies="^lib-00010 %gcc@13"),
-    queries.SpecQuery(satisfies="@1:3"),
-    queries.SpecQuery(satisfies="/a"),
-    queries.SpecQuery(satisfies="+debug", tag="develop", stacks=("e4s",)),
-    queries.SpecQuery(satisfies="~debug", variants=("+mpi",), compiler="gcc@13.2.0"),
-    queries.SpecQuery(satisfies="build_system=*", mirror="develop/hep"),
-    queries.SpecQuery(runs_on=queries.Host("zen4")),
-    queries.SpecQuery(runs_on=queries.Host("neoverse_v2", os="ubuntu24.04"), package="lib-00041"),
-    queries.SpecQuery(runs_on=queries.Host("x86_64_v4"), satisfies="^lib-00002"),
+    specs.SpecQuery(satisfies="+mpi"),
+    specs.SpecQuery(satisfies="lib-00041@2: ~ipo"),
+    specs.SpecQuery(satisfies="%gcc@12:"),
+    specs.SpecQuery(satisfies="%gcc@11.4.0 +shared build_system=cmake"),
+    specs.SpecQuery(satisfies="target=x86_64_v3: ~debug"),
+    specs.SpecQuery(satisfies="target=:zen4 os=rhel8"),
+    specs.SpecQuery(satisfies="arch=darwin-sequoia-m1 +openmp"),
+    specs.SpecQuery(satisfies="^lib-00003"),
+    specs.SpecQuery(satisfies="^lib-00003@:5 ^lib-00020 +shared"),
+    specs.SpecQuery(satisfies="lib-00081 ^gcc-runtime@13"),
+    specs.SpecQuery(satisfies="^lib-00010 %gcc@13"),
+    specs.SpecQuery(satisfies="@1:3"),
+    specs.SpecQuery(satisfies="/a"),
+    specs.SpecQuery(satisfies="+debug", tag="develop", stacks=("e4s",)),
+    specs.SpecQuery(satisfies="~debug", variants=("+mpi",), compiler="gcc@13.2.0"),
+    specs.SpecQuery(satisfies="build_system=*", mirror="develop/hep"),
+    specs.SpecQuery(runs_on=specs.Host("zen4")),
+    specs.SpecQuery(runs_on=specs.Host("neoverse_v2", os="ubuntu24.04"), package="lib-00041"),
+    specs.SpecQuery(runs_on=specs.Host("x86_64_v4"), satisfies="^lib-00002"),
 ]
 
 
 @pytest.mark.parametrize("q", BRUTE_CASES, ids=[str(i) for i in range(len(BRUTE_CASES))])
 def test_selections_equal_a_brute_force_scan(synthetic, q):
     cg, below = synthetic
-    selection = queries.select_specs(cg, q)
+    selection = specs.select_specs(cg, q)
     expected = _brute(cg, below, q)
     assert [s.hash for s in selection.after(None)] == expected
     assert selection.count() == len(expected)
@@ -477,7 +484,7 @@ def test_selections_equal_a_brute_force_scan(synthetic, q):
 def test_every_spec_satisfies_its_own_spec_string_and_hash(request, graph):
     """Spack's classic spec string, as the API prints it, pasted back as a constraint."""
     cg = request.getfixturevalue(graph)
-    for s in cg.ordered:
+    for s in cg.all_specs():
         text = spec_string(s)
         assert satisfies(cg, s, text), text
         assert satisfies(cg, s, f"/{s.hash[:7]}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from cachegraph.graph import load, queries
+from cachegraph.graph import load
 from cachegraph.graph.bounded import approximate_size
+from cachegraph.graph.questions import counts, overlaps, specs
 
 from tests.conftest import SEEDS
 
@@ -18,11 +19,11 @@ def graph():
 
 
 def test_answers_for_a_tag_that_is_not_loaded_are_empty_and_not_kept(graph):
-    queries.precompute(graph)
+    counts.precompute(graph)
     kept = set(graph.memo)
     for tag in ("no-such-tag", "v0.0.0"):
-        assert queries.stack_overlaps(graph, None, tag) == []
-        assert queries.names_in_scope(graph, "package", tag) == []
+        assert overlaps.stack_overlaps(graph, None, tag) == []
+        assert counts.names_in_scope(graph, "package", tag) == []
     assert set(graph.memo) == kept
 
 
@@ -31,7 +32,7 @@ def test_answers_keyed_by_client_names_are_kept_within_a_byte_budget(graph):
     for n in range(50):
         # A name of 20 kB: a budget by count would keep all fifty (a megabyte).
         name = f"no-such-package-{n}-" + "x" * 20_000
-        assert queries.package_facts(graph, name).spec_count == 0
+        assert counts.package_facts(graph, name).spec_count == 0
     assert 0 < graph.kept_answers.bytes <= 200_000
     assert len(graph.kept_answers) < 10
     assert graph.kept_answers.evictions == 50 - len(graph.kept_answers)
@@ -39,12 +40,14 @@ def test_answers_keyed_by_client_names_are_kept_within_a_byte_budget(graph):
 
 def test_an_answer_larger_than_an_eighth_of_the_budget_is_not_kept(graph):
     graph.kept_answers.budget = 80_000
-    assert queries.package_facts(graph, "x" * 20_000).spec_count == 0
+    assert counts.package_facts(graph, "x" * 20_000).spec_count == 0
     assert (len(graph.kept_answers), graph.kept_answers.bytes) == (0, 0)
 
 
 def test_a_kept_selection_is_charged_for_itself_not_for_the_graph_it_refers_to(graph):
-    selection = queries.select_specs(graph, queries.SpecQuery(package="py-keras"))
-    without_graph = replace(selection, cg=None)
+    selection = specs.select_specs(graph, specs.SpecQuery(package="py-keras"))
+    without_graph = replace(selection, graph=None)
     assert approximate_size(selection) <= approximate_size(without_graph)
-    assert approximate_size([*graph.ordered]) <= approximate_size([None] * len(graph.ordered))
+    assert approximate_size([*graph.all_specs()]) <= approximate_size(
+        [None] * len(graph.all_specs())
+    )

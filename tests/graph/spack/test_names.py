@@ -1,5 +1,5 @@
 import pytest
-from cachegraph.graph.names import compiler_parts, normalize_compiler, version_key
+from cachegraph.graph.spack.names import compiler_parts, normalize_compiler, version_key
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from cachegraph.graph import MirrorSource, load
-from cachegraph.graph.coverage import coverage
 from cachegraph.graph.errors import BadArgument
-from cachegraph.graph.lockfiles import read_lockfile
+from cachegraph.graph.questions.coverage import coverage
+from cachegraph.graph.sources.lockfiles import read_lockfile
 
 from tests.conftest import SHARED
 

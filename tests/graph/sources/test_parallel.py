@@ -6,14 +6,13 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cachegraph.graph import CacheGraph, LoadReport, SpecRecord, load
-from cachegraph.graph.parallel import load_in_two
-from cachegraph.graph.reader import source_files
 
 from cachegraph.synth import synthesize
 
-from ..conftest import execute
+from ...conftest import execute
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +34,17 @@ def loaded(tree: Path, processes: int) -> tuple[CacheGraph, LoadReport]:
 
 
 def fields(graph: CacheGraph) -> list[tuple]:
-    return [tuple(getattr(s, f) for f in SpecRecord.__slots__) for s in graph.ordered]
+    return [tuple(getattr(s, f) for f in SpecRecord.__slots__) for s in graph.all_specs()]
 
 
 def assert_same_load(tree: Path) -> LoadReport:
     (one, one_report), (two, two_report) = loaded(tree, 1), loaded(tree, 2)
     assert fields(two) == fields(one)
-    assert two.index == one.index and two.hashes == one.hashes and two.rank == one.rank
-    assert sorted(two.g.nodes) == sorted(one.g.nodes)
+    a, b = one.store.arrays, two.store.arrays
+    assert a.keys() == b.keys() and all(
+        np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a
+    )
+    assert sorted(two.nodes) == sorted(one.nodes)
     assert two_report == one_report
     query = "{ stats { specCount packageCount } stackOverlaps(first: 3) { sharedSpecCount } }"
     assert execute(two, query) == execute(one, query)
@@ -70,9 +72,8 @@ def packages(tree: Path) -> list[str]:
 
 
 def test_the_halves_are_read_in_two_processes_and_joined(tree: Path):
-    report = LoadReport()
-    graph = load_in_two(source_files([tree], report), report, force=True)
-    assert graph is not None and report.specs == len(graph.ordered) == 2000
+    graph, report = load([tree], processes=2)
+    assert report.specs == graph.spec_count == 2000
     assert report.pages == len(list(tree.rglob("*.md"))) and not report.problems
     assert_same_load(tree)
 
@@ -96,12 +97,10 @@ def test_pages_with_problems_report_them_in_the_order_one_process_does(tree: Pat
     ]
 
 
-def test_a_hash_listed_in_both_halves_is_decided_by_one_process(tree: Path):
+def test_a_hash_listed_in_both_halves_is_decided_as_by_one_process(tree: Path):
     names = packages(tree)
     first, last = page(tree, names[0]), page(tree, names[-1])
     write_rows(last, rows_of(last) + rows_of(first)[:1])
-    report = LoadReport()
-    assert load_in_two(source_files([tree], report), report, force=True) is None
     report = assert_same_load(tree)
     assert "already under" in report.errors[0].message
 
@@ -111,13 +110,10 @@ def test_a_folder_that_misnames_its_package_still_gives_contract_order(tree: Pat
     for tag in tree.iterdir():
         if (tag / names[0]).exists():
             (tag / names[0]).rename(tag / "zzz")
-    report = LoadReport()
-    graph = load_in_two(source_files([tree], report), report, force=True)
-    assert graph is not None and graph.ordered[0].package == names[0]
+    graph, _ = load([tree], processes=2)
+    assert graph.all_specs()[0].package == names[0]
     assert_same_load(tree)
 
 
-def test_spec_files_are_read_in_one_process(shared_data: Path):
-    report = LoadReport()
-    assert load_in_two(source_files([shared_data], report), report, force=True) is None
+def test_spec_files_and_the_pages_naming_them_load_as_in_one_process(shared_data: Path):
     assert_same_load(shared_data)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cachegraph.graph import IndexSource, Problem, load
-from cachegraph.graph.queries import dependencies
+from cachegraph.graph.questions.dependencies import dependencies
 
 from tests.pages import fake_hash, page_text, record, write_page
 
@@ -59,7 +59,7 @@ def test_a_meta_that_disagrees_is_a_warning_and_spec_details_win(tmp_path):
         ),
     ]
     assert report.ok
-    assert len(graph.ordered) == 1
+    assert len(graph.all_specs()) == 1
 
 
 def test_a_meta_compiler_that_is_not_a_string_is_a_warning_not_a_crash(tmp_path):
@@ -190,7 +190,7 @@ def test_indices_give_stack_membership_per_tag(shared_data, tmp_path):
     )
     assert report.problems == []
     assert (report.indices, report.specs, report.tags) == (2, 7, ["site"])
-    assert {s.hash: sorted(s.stacks["site"]) for s in graph.ordered} == {
+    assert {s.hash: sorted(s.stacks["site"]) for s in graph.all_specs()} == {
         n["hash"]: ["e4s", "mpi"] if n in nodes[1:3] else ["e4s"] for n in nodes
     }
     adiak = graph.spec("xki2324ffw7w7mcd2kyrbvmfz2mq7k2r")
@@ -201,7 +201,7 @@ def test_indices_give_stack_membership_per_tag(shared_data, tmp_path):
 def test_an_index_found_among_the_data_loads_its_specs_with_a_warning(shared_data, tmp_path):
     (tmp_path / "index.json").write_text(json.dumps(index_of(real_nodes(shared_data))))
     graph, report = load([tmp_path])
-    assert len(graph.ordered) == 7
+    assert len(graph.all_specs()) == 7
     assert report.problems == [
         Problem(
             str(tmp_path / "index.json"),
@@ -238,7 +238,7 @@ def test_a_page_size_in_bytes_is_the_specs_size_and_a_bad_one_is_named(tmp_path)
     rows[0]["size"], rows[1]["size"], rows[2]["size"] = 52_428_800, "-", "12 MB"
     path = write_page(tmp_path, "zlib", "develop", rows)
     graph, report = load([tmp_path])
-    assert [(s.hash, s.size) for s in graph.ordered] == [(fake_hash("a"), 52_428_800.0),
+    assert [(s.hash, s.size) for s in graph.all_specs()] == [(fake_hash("a"), 52_428_800.0),
                                                          (fake_hash("b"), None)]  # fmt: skip
     assert report.problems == [
         Problem(
@@ -255,7 +255,7 @@ def test_a_hash_repeated_within_a_page_is_a_warning_with_the_count(tmp_path):
             record(fake_hash("a"))]  # fmt: skip
     path = write_page(tmp_path, "zlib", "develop", rows)
     graph, report = load([tmp_path])
-    assert [s.hash for s in graph.ordered] == [fake_hash("a"), fake_hash("b")]
+    assert [s.hash for s in graph.all_specs()] == [fake_hash("a"), fake_hash("b")]
     assert report.problems == [
         Problem(
             str(path),

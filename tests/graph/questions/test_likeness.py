@@ -9,10 +9,9 @@ from collections import defaultdict
 
 import pytest
 from cachegraph.graph import MirrorSource, load
-from cachegraph.graph.constraints import parse
 from cachegraph.graph.errors import BadArgument
-from cachegraph.graph.impact import impact, seen, tag_diff, tag_order
-from cachegraph.graph.likeness import (
+from cachegraph.graph.questions.impact import impact
+from cachegraph.graph.questions.likeness import (
     Difference,
     distance,
     lookalikes,
@@ -20,10 +19,12 @@ from cachegraph.graph.likeness import (
     own_differences,
     spec_diff,
 )
-from cachegraph.graph.records import node_record
+from cachegraph.graph.questions.tags import seen, tag_diff, tag_order
+from cachegraph.graph.sources.rows import node_record
+from cachegraph.graph.spack.constraints import parse
 
 from tests.conftest import SEEDS
-from tests.graph.test_satisfies import _closure, _raw
+from tests.graph.spack.test_satisfies import _closure, _raw
 from tests.mirrors import load_shared
 from tests.rawpages import normalized, raw_pages
 
@@ -193,7 +194,7 @@ def test_impact_equals_a_walk_of_the_raw_files(shared_mirrors, text, predicate):
     nodes = _raw(shared_mirrors)
     expected = sorted(h for h in nodes if any(predicate(d) for d in _closure(h, nodes)))
     found = impact(graph, text)
-    assert sorted(graph.ordered[r].hash for r in found.ranks) == expected
+    assert sorted(graph.store.hash(r) for r in found.ranks) == expected
     assert sum(n for _, n in found.packages) == len(expected) > 0
 
 
@@ -203,7 +204,7 @@ def test_impact_takes_one_node(seeds_graph):
 
 
 def test_tag_order_and_first_and_last_seen(data_graph):
-    tags = sorted({t for s in data_graph.ordered for t in s.stacks}, key=tag_order)
+    tags = sorted({t for s in data_graph.all_specs() for t in s.stacks}, key=tag_order)
     # releases by version, then dated develop snapshots by date, develop last
     assert tags == [
         "v0.18.0", "v0.18.1", "v0.20.0", "v0.20.1", "v0.20.3", "v0.21.0", "v0.21.2", "v0.22.0",
@@ -211,7 +212,7 @@ def test_tag_order_and_first_and_last_seen(data_graph):
         "develop-2023-08-13", "develop-2023-09-24", "develop-2023-11-19", "develop-2023-12-03",
         "develop-2024-02-18", "develop-2024-03-10", "develop-2025-03-23", "develop",
     ][: len(tags)] or tags  # fmt: skip
-    for spec in data_graph.ordered:
+    for spec in data_graph.all_specs():
         held = [t for t in tags if t in spec.stacks]
         assert seen(spec) == ((held[0], held[-1]) if held else (None, None))
 
@@ -223,7 +224,7 @@ def test_tag_diff_equals_the_raw_pages(shared_data, data_graph):
     old, new = "develop-2024-02-18", "develop-2024-03-10"
     found = tag_diff(data_graph, old, new)
     hashes = [
-        [data_graph.ordered[r].hash for r in ranks]
+        [data_graph.store.hash(r) for r in ranks]
         for ranks in (found.added, found.removed, found.kept)
     ]
     assert [set(h) for h in hashes] == [
@@ -231,18 +232,18 @@ def test_tag_diff_equals_the_raw_pages(shared_data, data_graph):
         by_tag[old] - by_tag[new],
         by_tag[old] & by_tag[new],
     ]
-    assert all(h == sorted(h, key=lambda x: data_graph.rank[x]) for h in hashes)
+    assert all(h == sorted(h, key=lambda x: data_graph.store.rank(x)) for h in hashes)
     assert any(hashes)
 
 
 def test_lookalikes_on_the_real_mirrors_equal_a_grouping_of_the_raw_nodes(shared_mirrors):
     """Every package of ../shared/mirrors: held specs grouped by their own attributes, read
     plainly from the JSON (the compiler from the field, the annotation or the c provider)."""
-    from tests.graph.test_satisfies import _compiler, _target
+    from tests.graph.spack.test_satisfies import _compiler, _target
 
     graph, _ = load_shared(shared_mirrors)
     nodes = _raw(shared_mirrors)
-    held = {s.hash for s in graph.ordered if s.mirrors or s.stacks}
+    held = {s.hash for s in graph.all_specs() if s.mirrors or s.stacks}
     groups = defaultdict(list)
     for h, n in nodes.items():
         if h in held:
@@ -255,7 +256,7 @@ def test_lookalikes_on_the_real_mirrors_equal_a_grouping_of_the_raw_nodes(shared
     expected = sorted(sorted(hs) for hs in groups.values() if len(hs) > 1)
     found = sorted(
         sorted(s.hash for s in g.specs)
-        for package in {s.package for s in graph.ordered}
+        for package in {s.package for s in graph.all_specs()}
         for g in lookalikes(graph, package)
     )
     assert found == expected

@@ -1,0 +1,365 @@
+"""Specs by hash, and selections of specs: those matching a filter, in an order, paged.
+
+``tag=None`` means every loaded tag, each spec counted once; a stack holds a
+spec without a tag when it holds it in any tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import deadline
+from ..attributes import SINGLE
+from ..errors import AmbiguousHash, BadArgument, HashTooShort
+from ..spack import satisfies
+from ..spack.names import NO_COMPILER, compiler_parts, normalize_compiler
+from ..spack.satisfies import Host, Test
+from ..store.records import SpecRecord
+from ..store.view import CacheGraph
+from .overlaps import pair_counts
+from .scope import layouts_holding, layouts_in_tag
+
+MIN_PREFIX = 7
+
+__all__ = ["Host", "SpecQuery", "SpecSelection", "select_specs", "spec_by_hash"]
+
+
+def spec_by_hash(G: CacheGraph, text: str) -> SpecRecord | None:
+    """The spec with this full hash or unique prefix (7+ characters); None if none.
+
+    A leading ``/`` is accepted, as Spack's command line writes hashes.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> spec_by_hash(G, "/zzzzzzz").package, spec_by_hash(G, "xxxxxxx")
+    ('zlib', None)
+    >>> spec_by_hash(G, "zzz")
+    Traceback (most recent call last):
+    ...
+    cachegraph.graph.errors.HashTooShort: hash prefix 'zzz' is 3 characters; give at least 7
+    """
+    prefix = text.strip().lstrip("/").lower()
+    if len(prefix) < MIN_PREFIX:
+        raise HashTooShort(prefix, MIN_PREFIX)
+    store = G.store
+    exact = store.rank(prefix)
+    if exact is not None:
+        return store.record(exact)
+    start, end = store.prefixed(prefix)
+    if end - start > 1:
+        shown = store.hashes[start : min(end, start + 10)].astype("U32").tolist()
+        raise AmbiguousHash(prefix, shown, end - start - len(shown))
+    return store.record(int(store.rank_of[start])) if end > start else None
+
+
+# -- spec selections ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpecQuery:
+    """What a spec must match; every field is optional, lists need all their items."""
+
+    package: str | None = None
+    version: str | None = None
+    compiler: str | None = None
+    os: str | None = None
+    platform: str | None = None
+    target: str | None = None
+    stacks: tuple[str, ...] = ()
+    exclude_stacks: tuple[str, ...] = ()
+    tag: str | None = None
+    variants: tuple[str, ...] = ()
+    mirror: str | None = None
+    #: a Spack constraint (``graph.spack.constraints``)
+    satisfies: str | None = None
+    #: a machine whose binaries are wanted
+    runs_on: Host | None = None
+    #: (field of ORDER_KEYS, descending) pairs; empty for the contract's order
+    order: tuple[tuple[str, bool], ...] = ()
+    #: set when two constraints cannot both hold (e.g. two different packages)
+    impossible: bool = False
+
+    def narrowed(self, **fixed: str | None) -> SpecQuery:
+        """This query with more single-valued constraints, e.g. the package of a Package."""
+        changes: dict = {}
+        for name, value in fixed.items():
+            if value is None:
+                continue
+            mine = getattr(self, name)
+            if name == "compiler":
+                value, mine = compiler_key(value), mine and compiler_key(mine)
+            if mine is not None and mine != value:
+                changes["impossible"] = True
+            changes[name] = value
+        return replace(self, **changes)
+
+    def with_stack(self, stack: str) -> SpecQuery:
+        return replace(self, stacks=(*self.stacks, stack))
+
+
+def compiler_key(name: str) -> str:
+    """A compiler name as the index keys it: normalized, ``none`` for no compiler."""
+    return normalize_compiler(name) or NO_COMPILER
+
+
+#: ranks per block a selection tests at once: small first (a first page), then larger
+_FIRST_BLOCK, _LARGEST_BLOCK = 64, 16384
+
+
+@dataclass
+class SpecSelection:
+    """Specs matching a query, in order, counted and walked lazily.
+
+    ``ranks`` is a sorted candidate array (one index's slice); ``test`` checks
+    the rest of the query, a block of candidates at a time. Walking stops as
+    soon as a page is full. A ``positional`` selection is a list of matches in
+    another order, which a cursor finds by position instead of by rank.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> s = select_specs(G, SpecQuery(variants=("build_system=makefile",), tag="v1"))
+    >>> s.count(), [r.version for r in s.after(None)], [r.version for r in s.after("y" * 32)]
+    (2, ['1.2.13', '1.3.1'], ['1.3.1'])
+    """
+
+    graph: CacheGraph
+    ranks: np.ndarray
+    test: Test | None = None
+    #: the query, when counts of it may be kept on the graph
+    query: SpecQuery | None = None
+    _count: int | None = field(default=None, repr=False)
+    #: what the answer should tell the client (e.g. a question the data cannot answer)
+    warnings: tuple[str, ...] = ()
+    positional: bool = False
+
+    def count(self) -> int:
+        if self._count is None:
+            if self.test is None:
+                self._count = len(self.ranks)
+            elif self.query is None:
+                self._count = len(self.matching())
+            else:
+                self._count = self.graph.kept(self.query, lambda: len(self.matching()))
+        return self._count
+
+    def matching(self) -> np.ndarray:
+        """Every matching rank, in the selection's order."""
+        ranks = np.asarray(self.ranks, np.int64)
+        if self.test is None:
+            return ranks
+        found = []
+        for start in range(0, len(ranks), _LARGEST_BLOCK):
+            deadline.check()  # a count of a million specs may take long
+            block = ranks[start : start + _LARGEST_BLOCK]
+            found.append(block[self.test(block)])
+        return np.concatenate(found) if found else ranks
+
+    def after(self, hash: str | None) -> Iterator[SpecRecord]:
+        """The matching specs that come after the spec with this hash (all when None)."""
+        start = 0
+        if hash is not None:
+            rank = self.graph.store.rank(hash)
+            if rank is None:
+                raise BadArgument(
+                    f"the cursor names spec {hash[:40]}, which is not loaded "
+                    "(the data may have been reloaded); start again without 'after'"
+                )
+            start = (
+                self._position(rank) + 1
+                if self.positional
+                else int(np.searchsorted(self.ranks, rank, side="right"))
+            )
+        ranks, test, size = self.ranks, self.test, _FIRST_BLOCK
+        while start < len(ranks):
+            deadline.check()  # a page of a million specs, or a count of them, may take long
+            block = np.asarray(ranks[start : start + size], np.int64)
+            start += size
+            size = min(size * 4, _LARGEST_BLOCK)
+            if test is not None:
+                block = block[test(block)]
+            yield from self.graph.records(block)
+
+    def _position(self, rank: int) -> int:
+        if self.query is None:  # a list made for one request (a search): no kept positions
+            positions = _positions(self.ranks, self.graph.store.n)
+        else:
+            positions = self.graph.kept(
+                ("positions", self.query), lambda: _positions(self.ranks, self.graph.store.n)
+            )
+        if positions[rank] < 0:
+            raise BadArgument("the cursor names a spec that is not in this list; start again")
+        return int(positions[rank])
+
+
+def _positions(ranks: Sequence[int], total: int) -> np.ndarray:
+    """Where each rank stands in ``ranks`` (-1 when absent): 4 bytes a spec.
+
+    >>> _positions([4, 0, 2], 5).tolist()
+    [1, -1, 2, -1, 0]
+    """
+    positions = np.full(total, -1, np.int32)
+    positions[np.asarray(ranks, np.int64)] = np.arange(len(ranks), dtype=np.int32)
+    return positions
+
+
+def select_specs(G: CacheGraph, q: SpecQuery) -> SpecSelection:
+    """The specs matching ``q``, driven by its most selective index, in ``q``'s order.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> [s.hash[0] for s in select_specs(G, SpecQuery(stacks=("e4s",))).after(None)]
+    ['b', 'a', 'y', 'z']
+    >>> order = (("size", True), ("package", False))
+    >>> [s.hash[0] for s in select_specs(G, SpecQuery(order=order)).after(None)]
+    ['a', 'z', 'g', 'b', 'y']
+    """
+    selection = _matching(G, replace(q, order=()))
+    if not q.order or selection.count() == 0:
+        return selection
+    return G.kept(("ordered", q), lambda: _ordered(G, selection, q))
+
+
+#: The orderings a spec list may have: field -> a sort key per rank, from the columns.
+ORDER_KEYS = ("package", "version", "compiler", "target", "os", "size", "hash")
+
+
+def _order_key(G: CacheGraph, name: str, ranks: np.ndarray) -> np.ndarray:
+    """Each rank's key of one ordering, as numbers (equal values, equal keys)."""
+    store = G.store
+    if name == "size":
+        return store.size[ranks]
+    if name == "hash":
+        return store.position_of[ranks].astype(np.int64)
+    if name == "compiler":
+        return _compiler_order(G)[store.codes["compiler"][ranks]]
+    # Tables are sorted (versions in Spack's order): codes order as the values do.
+    return store.codes[name][ranks].astype(np.int64)
+
+
+def _compiler_order(G: CacheGraph) -> np.ndarray:
+    """Each compiler code's place among compilers by family, then Spack's version order;
+    no compiler first."""
+    from ..spack.names import version_key
+
+    def compute() -> np.ndarray:
+        names = G.store.strings("compiler").values
+
+        def key(name: str) -> tuple:
+            if name == NO_COMPILER:
+                return ("", ())
+            family, version = compiler_parts(name)
+            return (family, version_key(version))
+
+        return np.array(G.store.strings("compiler").sorted_codes(key) if names else [], np.int64)
+
+    return G.memoized("compiler order", compute)
+
+
+def _ordered(G: CacheGraph, selection: SpecSelection, q: SpecQuery) -> SpecSelection:
+    ranks = selection.matching()
+    keys = []
+    # lexsort's last key is the first: ties stay in contract order (the ranks).
+    for name, descending in reversed(q.order):
+        key = _order_key(G, name, ranks).astype(np.float64)
+        if name == "size":  # unknown sizes last, either way
+            unknown = np.isnan(key)
+            key = np.where(unknown, 0, -key if descending else key)
+            keys += [key, unknown]
+            continue
+        keys.append(-key if descending else key)
+    order = np.lexsort([np.arange(len(ranks)), *keys])
+    return SpecSelection(G, ranks[order], None, q, warnings=selection.warnings, positional=True)
+
+
+def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
+    store = G.store
+    if q.impossible:
+        return SpecSelection(G, np.zeros(0, np.int64))
+    keys = [
+        (kind, compiler_key(value) if kind == "compiler" else value, None)
+        for kind in SINGLE
+        if (value := getattr(q, kind)) is not None
+    ]
+    keys += [("variant", v, None) for v in q.variants]
+    if q.mirror is not None:
+        keys.append(("mirror", q.mirror, None))
+    keys += [("stack", s, q.tag) for s in q.stacks]
+    if q.tag is not None:
+        keys.append(("tag", q.tag, None))
+    required = [
+        satisfies.requirement(G, q.satisfies) if q.satisfies is not None else None,
+        satisfies.runs_on(G, q.runs_on) if q.runs_on is not None else None,
+    ]
+    tests: list[Test] = []
+    candidates: list[satisfies.Candidates] = []
+    warnings: list[str] = []
+    for req in filter(None, required):
+        # Its index keys may drive the walk; its tests already check what they say.
+        candidates += [_key_candidates(G, k) for k in req.keys]
+        tests += req.tests
+        candidates += req.candidates
+        warnings += req.warnings
+    drivers = [(c, None) for c in candidates]
+    drivers += [(_key_candidates(G, k), k) for k in keys]
+    if not drivers:
+        return SpecSelection(
+            G, np.arange(store.n), _test(G, [], q, tests), q, warnings=tuple(warnings)
+        )
+    driver, driver_key = min(drivers, key=lambda d: d[0].count)
+    rest = [k for k in keys if k != driver_key]
+    selection = SpecSelection(
+        G, driver.ranks(), _test(G, rest, q, tests), q, warnings=tuple(warnings)
+    )
+    if q == SpecQuery(stacks=q.stacks, tag=q.tag) and len(set(q.stacks)) == 2:
+        # Two stacks and nothing else: the count is a precomputed overlap.
+        selection._count = pair_counts(G, q.tag)[tuple(sorted(set(q.stacks)))]
+    return selection
+
+
+def _key_candidates(G: CacheGraph, key: tuple) -> satisfies.Candidates:
+    ranks = G.store.ranks(*key)
+    return satisfies.Candidates(len(ranks), lambda: ranks)
+
+
+def _test(G: CacheGraph, keys: list, q: SpecQuery, extra: Sequence[Test] = ()) -> Test | None:
+    """One test of every key the driving index does not already hold, and of the rest of
+    ``q``: each a lookup in a column, or in a mask over a table's rows."""
+    store = G.store
+    checks: list[Test] = list(extra)
+    for kind, value, tag in keys:
+        if kind in SINGLE:
+            code, column = store.code(kind, value), store.codes[kind]
+            checks.append(_none if code is None else lambda r, c=code, col=column: col[r] == c)
+        elif kind == "variant":
+            code = store.code("variant", value)
+            if code is None:
+                checks.append(_none)
+                continue
+            holds = store.sets("variants").contains(np.array([code]))
+            checks.append(lambda r, h=holds: h[store.variants[r]])
+        elif kind == "mirror":
+            code = store.code("mirror", value)
+            if code is None:
+                checks.append(_none)
+                continue
+            holds = store.sets("mirrors").contains(np.array([code]))
+            checks.append(lambda r, h=holds: h[store.held[r]])
+        elif kind == "stack":
+            holds = layouts_holding(G, (value,), tag)
+            checks.append(lambda r, h=holds: h[store.layout[r]])
+        elif kind == "tag":
+            holds = layouts_in_tag(G, value)
+            checks.append(lambda r, h=holds: h[store.layout[r]])
+    if q.exclude_stacks:
+        excluded = layouts_holding(G, q.exclude_stacks, q.tag, any_of=True)
+        checks.append(lambda r: ~excluded[store.layout[r]])
+    if not checks:
+        return None
+    return satisfies._all(checks)
+
+
+def _none(ranks: np.ndarray) -> np.ndarray:
+    return np.zeros(len(ranks), bool)

@@ -1,0 +1,720 @@
+"""Build a Store from what the sources read: ``StoreBuilder``.
+
+Sources add *rows* as they read them, into growing columns of codes (a page's
+rows, an index's nodes, the specs a mirror holds, dependency edges by hash);
+nothing is decided per spec while reading. ``finish`` then decides every spec
+at once, in numpy: the rows of one hash (other tags, other pages, other
+mirrors) become one spec, the first page's record winning, as before; the
+stacks holding it in each tag, its mirrors, size and tarball are merged; edges
+are resolved by hash; the specs are put in contract order and the indices made.
+
+What is read in a second process is a builder too: ``merge`` takes its
+columns, recoding its tables into this one's. Rows carry the position of the
+file they came from, so the answer -- problems included -- does not depend on
+which process read what.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..attributes import COMPARED
+from ..spack.names import NO_COMPILER, version_key
+from .columns import ATTRS, DEPTYPE_BITS, STRINGS, Index, Store, explode
+from .records import MirrorInfo
+from .tables import Sets, Strings, recode, set_codes
+
+#: A problem found while building: (sort key, path, message, severity). The key sorts it
+#: among the readers' problems: (stage, file position, row, order).
+Found = tuple[tuple[int, int, int, int], str, str, str]
+#: the key of a problem about a whole file, after those of its rows
+WHOLE_FILE = 1 << 30
+
+
+def _ints(typecode: str) -> array:
+    return array(typecode)
+
+
+class StoreBuilder:
+    """Rows as sources read them; ``finish`` makes the Store."""
+
+    def __init__(self) -> None:
+        self.strings = {kind: Strings() for kind in STRINGS}
+        for name in DEPTYPE_BITS:  # build, link, run, test: bits 0-3
+            self.strings["deptype"].code(name)
+        self._variant_sets: dict[tuple[str, ...], int] = {}
+        self._stack_sets: dict[tuple[str, ...], int] = {}
+        self._virtual_sets: dict[tuple[str, ...], int] = {}
+        self._deptype_masks: dict[tuple[str, ...], int] = {}
+        self.variant_rows: list[tuple[int, ...]] = []
+        self.stack_rows: list[tuple[int, ...]] = []
+        self.virtual_rows: list[tuple[int, ...]] = []
+        self.mirrors: list[MirrorInfo] = []
+        #: the position of the source being read: rows sort by it
+        self.position = 0
+        # records: one row per page row or spec node read
+        self.r_hash = bytearray()
+        self.r_codes = {a: _ints("I") for a in ATTRS}
+        self.r_variants = _ints("I")
+        self.r_size = _ints("d")
+        self.r_file = _ints("I")
+        self.r_number = _ints("i")  # the row (pages) or node (spec files, indices) number
+        self.r_page = bytearray()
+        self.r_tag = _ints("i")  # pages: the tag listing it; -1 for a node
+        self.r_stacks = _ints("i")  # pages: the stack set listing it
+        self.r_position = _ints("i")
+        # holdings: a mirror holds a spec, in its tag and stack
+        self.h_hash = bytearray()
+        self.h_mirror = _ints("I")
+        self.h_size = _ints("d")
+        self.h_tarball = bytearray()
+        self.h_tarball_end = _ints("q")
+        # dependency edges, by hash
+        self.e_parent = bytearray()
+        self.e_child = bytearray()
+        self.e_types = bytearray()
+        self.e_virtuals = _ints("I")
+        self.e_file = _ints("I")
+        self.e_position = _ints("i")
+
+    # -- codes -------------------------------------------------------------------------------
+
+    def variant_codes(self, rows: Sequence[tuple[str, ...]]) -> list[int]:
+        """The code of each variant tuple, as recorded: a large load repeats a few thousand."""
+        known = self._variant_sets
+        found = list(map(known.get, rows))
+        if None in found:
+            codes = self.strings["variant"].codes
+            for i, row in enumerate(rows):
+                if found[i] is None:
+                    code = known.get(row)
+                    if code is None:
+                        code = known[row] = len(self.variant_rows)
+                        self.variant_rows.append(tuple(codes(row)))
+                    found[i] = code
+        return found
+
+    def stack_codes(self, rows: Sequence[tuple[str, ...]]) -> list[int]:
+        """The code of each list of stacks a page row gives (as a set)."""
+        known = self._stack_sets
+        found = list(map(known.get, rows))
+        if None in found:
+            codes = self.strings["stack"].codes
+            for i, row in enumerate(rows):
+                if found[i] is None:
+                    code = known.get(row)
+                    if code is None:
+                        code = known[row] = len(self.stack_rows)
+                        self.stack_rows.append(tuple(sorted(set(codes(row)))))
+                    found[i] = code
+        return found
+
+    def virtual_code(self, virtuals: tuple[str, ...]) -> int:
+        code = self._virtual_sets.get(virtuals)
+        if code is None:
+            code = self._virtual_sets[virtuals] = len(self.virtual_rows)
+            table = self.strings["virtual"]
+            self.virtual_rows.append(tuple(sorted(set(table.codes(virtuals)))))
+        return code
+
+    def deptype_mask(self, deptypes: tuple[str, ...]) -> int:
+        """The bits of these deptypes; a name Spack does not have takes one of bits 4-7."""
+        mask = self._deptype_masks.get(deptypes)
+        if mask is None:
+            table = self.strings["deptype"]
+            codes = [table.code(d) for d in deptypes]
+            if max(codes, default=0) >= 8:
+                raise ValueError(f"more than eight deptypes: {sorted(table.values)[:12]}")
+            mask = self._deptype_masks[deptypes] = sum({1 << c for c in codes})
+        return mask
+
+    def file_code(self, path: str) -> int:
+        return self.strings["file"].code(path)
+
+    # -- rows --------------------------------------------------------------------------------
+
+    def add_records(
+        self,
+        hashes: list[str],
+        columns: dict[str, list],
+        variants: list[int],
+        file: int,
+        numbers: Sequence[int],
+        page: bool,
+        sizes: Sequence[float] | None = None,
+        tag: str | None = None,
+        stacks: Sequence[int] | None = None,
+    ) -> None:
+        """Rows of records: a page's (``page``, listed in ``tag`` by ``stacks``) or nodes.
+
+        ``columns`` holds each attribute's values (``compiler`` None for none).
+        """
+        count = len(hashes)
+        self.r_hash += "".join(hashes).encode("ascii")
+        for a in ATTRS:
+            values = columns[a]
+            if a == "compiler" and None in values:
+                values = [NO_COMPILER if v is None else v for v in values]
+            self.r_codes[a].extend(self.strings[a].codes(values))
+        self.r_variants.extend(variants)
+        self.r_size.extend(sizes if sizes is not None else [np.nan] * count)
+        self.r_file.extend([file] * count)
+        self.r_number.extend(numbers)
+        self.r_page.extend(b"\x01" * count if page else b"\x00" * count)
+        tag_code = -1 if tag is None else self.strings["tag"].code(tag)
+        self.r_tag.extend([tag_code] * count)
+        self.r_stacks.extend(stacks if stacks is not None else [-1] * count)
+        self.r_position.extend([self.position] * count)
+
+    def add_mirror(self, mirror: MirrorInfo) -> int:
+        self.strings["tag"].code(mirror.tag)
+        self.strings["stack"].code(mirror.stack)
+        self.mirrors.append(mirror)
+        return self.strings["mirror"].code(mirror.name)
+
+    def add_held(
+        self, hashes: list[str], mirror: int, sizes: Sequence[float], tarballs: Sequence[str]
+    ) -> None:
+        """``mirror`` holds these specs (already read), and their tarballs and sizes (NaN: none)."""
+        self.h_hash += "".join(hashes).encode("ascii")
+        self.h_mirror.extend([mirror] * len(hashes))
+        self.h_size.extend(sizes)
+        for tarball in tarballs:
+            self.h_tarball += tarball.encode()
+            self.h_tarball_end.append(len(self.h_tarball))
+
+    def add_edges(
+        self,
+        parents: list[str],
+        children: list[str],
+        types: list[int],
+        virtuals: list[int],
+        file: int,
+    ) -> None:
+        self.e_parent += "".join(parents).encode("ascii")
+        self.e_child += "".join(children).encode("ascii")
+        self.e_types += bytes(types)
+        self.e_virtuals.extend(virtuals)
+        self.e_file.extend([file] * len(parents))
+        self.e_position.extend([self.position] * len(parents))
+
+    @property
+    def record_count(self) -> int:
+        return len(self.r_hash) // 32
+
+    # -- what a second process read ---------------------------------------------------------
+
+    def merge(self, other: StoreBuilder) -> None:
+        """Add the rows ``other`` read, its codes turned into this builder's."""
+        into = {k: np.array(self.strings[k].codes(other.strings[k].values), np.int64)
+                for k in STRINGS}  # fmt: skip
+        variants = np.array(self.variant_codes([
+            tuple(other.strings["variant"].values[c] for c in row) for row in other.variant_rows
+        ]), np.int64)  # fmt: skip
+        stacks = np.array(self.stack_codes([
+            tuple(other.strings["stack"].values[c] for c in row) for row in other.stack_rows
+        ]), np.int64)  # fmt: skip
+        virtuals = np.array([
+            self.virtual_code(tuple(other.strings["virtual"].values[c] for c in row))
+            for row in other.virtual_rows
+        ], np.int64)  # fmt: skip
+        for mirror in other.mirrors:
+            self.add_mirror(mirror)
+        self.r_hash += other.r_hash
+        for a in ATTRS:
+            _extend(self.r_codes[a], recode(_np(other.r_codes[a]), into[a]))
+        _extend(self.r_variants, recode(_np(other.r_variants), variants))
+        self.r_size.extend(other.r_size)
+        _extend(self.r_file, recode(_np(other.r_file), into["file"]))
+        self.r_number.extend(other.r_number)
+        self.r_page += other.r_page
+        tags = _np(other.r_tag).astype(np.int64)
+        _extend(self.r_tag, np.where(tags < 0, -1, into["tag"][np.maximum(tags, 0)]))
+        listed = _np(other.r_stacks).astype(np.int64)
+        _extend(self.r_stacks, np.where(listed < 0, -1, stacks[np.maximum(listed, 0)]))
+        self.r_position.extend(other.r_position)
+        self.h_hash += other.h_hash
+        _extend(self.h_mirror, recode(_np(other.h_mirror), into["mirror"]))
+        self.h_size.extend(other.h_size)
+        _extend(self.h_tarball_end, _np(other.h_tarball_end) + len(self.h_tarball))
+        self.h_tarball += other.h_tarball
+        self.e_parent += other.e_parent
+        self.e_child += other.e_child
+        types = np.frombuffer(bytes(other.e_types), np.uint8)
+        self.e_types += _remap_bits(types, into["deptype"]).tobytes()
+        _extend(self.e_virtuals, recode(_np(other.e_virtuals), virtuals))
+        _extend(self.e_file, recode(_np(other.e_file), into["file"]))
+        self.e_position.extend(other.e_position)
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def finish(self) -> tuple[Store, list[Found], int]:
+        """The store, the problems found deciding it, and how many page rows were skipped."""
+        return _Finisher(self).run()
+
+
+def _np(values: array) -> np.ndarray:
+    return np.frombuffer(values, dtype=values.typecode) if len(values) else np.zeros(0, np.int64)
+
+
+def _extend(column: array, values: np.ndarray) -> None:
+    column.frombytes(np.asarray(values).astype(column.typecode).tobytes())
+
+
+def _remap_bits(masks: np.ndarray, mapping: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(masks), np.uint8)
+    for bit in range(min(8, len(mapping))):
+        out |= (((masks >> bit) & 1) << int(mapping[bit])).astype(np.uint8)
+    return out
+
+
+def _hashes(data: bytearray) -> np.ndarray:
+    return np.frombuffer(bytes(data), "S32") if data else np.zeros(0, "S32")
+
+
+class _Finisher:
+    """``StoreBuilder.finish`` step by step: each method one decision over every row."""
+
+    def __init__(self, builder: StoreBuilder) -> None:
+        self.b = builder
+        self.problems: list[Found] = []
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def run(self) -> tuple[Store, list[Found], int]:
+        b = self.b
+        self.rows()
+        skipped = self.winners()
+        self.held()
+        self.order()
+        self.layouts()
+        self.dependencies()
+        self.compilers_from_dependencies()
+        self.tables()
+        self.indices()
+        mirrors = sorted({m.name: m for m in b.mirrors}.values(), key=lambda m: m.name)
+        return Store(self.arrays, mirrors), self.problems, skipped
+
+    # -- rows and the spec each becomes -----------------------------------------------------
+
+    def rows(self) -> None:
+        b = self.b
+        cols = {
+            "hash": _hashes(b.r_hash),
+            **{a: _np(b.r_codes[a]).astype(np.int64) for a in ATTRS},
+            "variants": _np(b.r_variants).astype(np.int64),
+            "size": _np(b.r_size).astype(np.float64),
+            "file": _np(b.r_file).astype(np.int64),
+            "number": _np(b.r_number).astype(np.int64),
+            "page": np.frombuffer(bytes(b.r_page), bool) if b.r_page else np.zeros(0, bool),
+            "tag": _np(b.r_tag).astype(np.int64),
+            "stacks": _np(b.r_stacks).astype(np.int64),
+            "position": _np(b.r_position).astype(np.int64),
+        }
+        position = cols["position"]
+        if len(position) and np.any(position[1:] < position[:-1]):  # joined from two processes
+            order = np.argsort(position, kind="stable")
+            cols = {k: v[order] for k, v in cols.items()}
+        self.r = cols
+
+    def winners(self) -> int:
+        """Group rows by hash; each group's first page row is the spec (else its first row).
+
+        A page row naming another package than the hash's first row is skipped (an
+        error); one that differs from the spec in another attribute is a warning.
+        """
+        r = self.r
+        count = len(r["hash"])
+        order = np.lexsort((np.arange(count), r["hash"]))
+        sorted_hashes = r["hash"][order]
+        starts_mask = (
+            np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if count else np.zeros(0, bool)
+        )
+        group_sorted = np.cumsum(starts_mask) - 1
+        group = np.empty(count, np.int64)
+        group[order] = group_sorted
+        first = order[starts_mask]
+        self.spec_hashes = sorted_hashes[starts_mask]  # sorted: a spec's position
+        page = r["page"]
+        other_package = page & (r["package"] != r["package"][first][group])
+        candidate = page & ~other_package
+        winner = first.copy()
+        at = np.flatnonzero(candidate[order])
+        if len(at):
+            groups, firsts = np.unique(group_sorted[at], return_index=True)
+            winner[groups] = order[at[firsts]]
+        self.group, self.winner = group, winner
+        self.listed = page & ~other_package  # the page rows whose listing counts
+        # The record a later row met: the first page row before it, else the group's first.
+        met = np.where(winner[group] < np.arange(count), winner[group], first[group])
+        for row in np.flatnonzero(other_package).tolist():
+            known = met[row]
+            h = r["hash"][row].decode()
+            self.problem(
+                row,
+                f"record {r['number'][row]} ({h}): hash {h} is listed under package "
+                f"{self.value('package', r['package'][row])!r} but already under "
+                f"{self.value('package', r['package'][known])!r} ({self.source(known)}); "
+                "record skipped",
+            )
+        later = candidate & (winner[group] != np.arange(count))
+        for row in np.flatnonzero(later).tolist():
+            known = winner[group[row]]
+            for name in COMPARED:
+                column = "variants" if name == "variants" else name
+                if r[column][row] != r[column][known]:
+                    self.problem(
+                        row,
+                        f"record {r['number'][row]}: hash {r['hash'][row].decode()}: {name} is "
+                        f"{self.value(name, r[column][row])!r} here but "
+                        f"{self.value(name, r[column][known])!r} in {self.source(known)}; "
+                        "keeping the first",
+                        "warning",
+                    )
+        return int(np.count_nonzero(other_package))
+
+    def value(self, name: str, code: int):
+        b = self.b
+        if name == "variants":
+            return tuple(b.strings["variant"].values[c] for c in b.variant_rows[code])
+        value = b.strings[name].values[code]
+        return None if name == "compiler" and value == NO_COMPILER else value
+
+    def source(self, row: int) -> str:
+        path = self.b.strings["file"].values[self.r["file"][row]]
+        return path if self.r["page"][row] else f"{path}#{self.r['number'][row]}"
+
+    def problem(self, row: int, message: str, severity: str = "error", stage: int = 0) -> None:
+        r = self.r
+        key = (stage, int(r["position"][row]), int(r["number"][row]), len(self.problems))
+        path = self.b.strings["file"].values[r["file"][row]]
+        self.problems.append((key, path, message, severity))
+
+    # -- mirrors ---------------------------------------------------------------------------
+
+    def held(self) -> None:
+        """Which mirrors hold each spec; its size and tarball from the first mirror by name
+        that gives one (a mirror's size wins over a page's)."""
+        b = self.b
+        spec_count = len(self.spec_hashes)
+        hashes = _hashes(b.h_hash)
+        mirror_names = b.strings["mirror"]
+        by_name = mirror_names.sorted_codes()
+        spec = np.searchsorted(self.spec_hashes, hashes) if len(hashes) else np.zeros(0, np.int64)
+        found = spec < spec_count
+        found[found] &= self.spec_hashes[spec[found]] == hashes[found]
+        spec, mirror = spec[found], by_name[_np(b.h_mirror).astype(np.int64)[found]]
+        sizes = _np(b.h_size).astype(np.float64)[found]
+        ends = _np(b.h_tarball_end).astype(np.int64)
+        starts = np.r_[0, ends[:-1]] if len(ends) else ends
+        starts, ends = starts[found], ends[found]
+        self.holding = (spec, mirror)
+        winner = self.winner
+        size = self.r["size"][winner].copy()
+        order = np.lexsort((mirror, spec))
+        with_size = order[~np.isnan(sizes[order])]
+        groups, firsts = np.unique(spec[with_size], return_index=True)
+        size[groups] = sizes[with_size[firsts]]
+        self.spec_size = size
+        with_tarball = order[(ends > starts)[order]]
+        groups, firsts = np.unique(spec[with_tarball], return_index=True)
+        tarball_of = np.full(spec_count, -1, np.int64)
+        tarball_of[groups] = with_tarball[firsts]
+        self.tarball_of, self.tarball_span = tarball_of, (starts, ends)
+        self.mirror_order = by_name
+
+    # -- contract order ------------------------------------------------------------------------
+
+    def order(self) -> None:
+        """Specs by package name, then Spack's version order, then hash: each spec's rank."""
+        b, r, winner = self.b, self.r, self.winner
+        package_rank = b.strings["package"].sorted_codes()
+        version_rank = b.strings["version"].sorted_codes(version_key)
+        spec_count = len(self.spec_hashes)
+        by_hash = np.arange(spec_count)
+        order = np.lexsort(
+            (by_hash, version_rank[r["version"][winner]], package_rank[r["package"][winner]])
+        )
+        rank_of = np.empty(spec_count, np.int64)  # spec (hash position) -> rank
+        rank_of[order] = np.arange(spec_count)
+        self.rank_of, self.by_rank = rank_of, order  # by_rank: rank -> spec
+
+    # -- stacks per tag, and mirrors ---------------------------------------------------------
+
+    def layouts(self) -> None:
+        """Each spec's layout (tag -> stacks holding it there) and mirror set, as codes."""
+        b, r = self.b, self.r
+        spec_count = len(self.spec_hashes)
+        stack_table = Sets.from_rows(b.stack_rows)
+        page_rows = np.flatnonzero(self.listed & (r["tag"] >= 0))
+        page_spec, page_tag = self.group[page_rows], r["tag"][page_rows]
+        # The mirrors' listings: their tag, and the one stack each holds its specs in.
+        spec, mirror = self.holding
+        names = b.strings["mirror"].values
+        infos = {m.name: m for m in b.mirrors}
+        sorted_names = sorted(names)
+        mirror_tag = np.array([b.strings["tag"].find(infos[n].tag) for n in sorted_names], np.int64)
+        mirror_stack = np.array(
+            [b.strings["stack"].find(infos[n].stack) for n in sorted_names], np.int64
+        )
+        tags = max(len(b.strings["tag"]), 1)
+        keys = np.r_[page_spec * tags + page_tag, spec * tags + mirror_tag[mirror]]
+        groups, inverse = np.unique(keys, return_inverse=True)
+        owner, member = explode(stack_table, r["stacks"][page_rows])
+        members_owner = np.r_[inverse[: len(page_rows)][owner], inverse[len(page_rows) :]]
+        members = np.r_[member.astype(np.int64), mirror_stack[mirror]]
+        stack_set, self.stack_sets = set_codes(members_owner, members, len(groups))
+        width = len(self.stack_sets)
+        layout, self.layout_sets = set_codes(
+            groups // tags, (groups % tags) * width + stack_set, spec_count
+        )
+        self.spec_layout = layout
+        self.spec_mirrors, self.mirror_sets = set_codes(spec, mirror, spec_count)
+
+    # -- dependencies ------------------------------------------------------------------------
+
+    def dependencies(self) -> None:
+        """Edges by rank, their deptypes and virtuals merged; an unknown child is an error."""
+        b = self.b
+        parents, children = _hashes(b.e_parent), _hashes(b.e_child)
+        spec_count = len(self.spec_hashes)
+        types = np.frombuffer(bytes(b.e_types), np.uint8) if b.e_types else np.zeros(0, np.uint8)
+        virtuals = _np(b.e_virtuals).astype(np.int64)
+        position = _np(b.e_position).astype(np.int64)
+        files = _np(b.e_file).astype(np.int64)
+        order = np.argsort(position, kind="stable")
+        parents, children, types, virtuals, position, files = (
+            a[order] for a in (parents, children, types, virtuals, position, files)
+        )
+        parent = self.spec_of(parents)
+        child = self.spec_of(children)
+        missing = np.flatnonzero((child < 0) | (parent < 0))
+        for number, edge in enumerate(missing.tolist()):
+            path = b.strings["file"].values[files[edge]]
+            key = (1, int(position[edge]), 0, number)
+            self.problems.append((
+                key, path,
+                f"{parents[edge].decode()} depends on {children[edge].decode()}, which no "
+                "loaded node describes; dependency dropped",
+                "error",
+            ))  # fmt: skip
+        keep = (child >= 0) & (parent >= 0)
+        parent = self.rank_of[parent[keep]]
+        child = self.rank_of[child[keep]]
+        types, virtuals = types[keep], virtuals[keep]
+        self.edge_order = np.arange(len(parent))  # read order, for the compiler's provider
+        key = parent * max(spec_count, 1) + child
+        unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        merged_types = np.zeros(len(unique), np.uint8)
+        np.bitwise_or.at(merged_types, inverse, types)
+        merged_virtuals = virtuals[first].copy()
+        differs = np.flatnonzero(virtuals != merged_virtuals[inverse])
+        if len(differs):  # one edge read twice with other virtuals: their union
+            rows = b.virtual_rows
+            union: dict[int, set[int]] = {}
+            for edge in differs.tolist():
+                union.setdefault(int(inverse[edge]), set(rows[merged_virtuals[inverse[edge]]]))
+                union[int(inverse[edge])] |= set(rows[virtuals[edge]])
+            for at, members in union.items():
+                names = tuple(b.strings["virtual"].values[c] for c in sorted(members))
+                merged_virtuals[at] = b.virtual_code(names)
+        self.edge_parent = (unique // max(spec_count, 1)).astype(np.int64)
+        self.edge_child = (unique % max(spec_count, 1)).astype(np.int64)
+        self.edge_types, self.edge_virtuals = merged_types, merged_virtuals
+        # The first edge read of each merged one: Spack >= 1.0's compiler is the first
+        # dependency (in the node's order) that provides c, else cxx, else fortran.
+        self.edge_first = first
+
+    def spec_of(self, hashes: np.ndarray) -> np.ndarray:
+        """The spec (hash position) of each hash; -1 for one no row has."""
+        if not len(hashes):
+            return np.zeros(0, np.int64)
+        at = np.searchsorted(self.spec_hashes, hashes)
+        at = np.minimum(at, max(len(self.spec_hashes) - 1, 0))
+        found = len(self.spec_hashes) > 0
+        ok = (self.spec_hashes[at] == hashes) if found else np.zeros(len(hashes), bool)
+        return np.where(ok, at, -1)
+
+    def compilers_from_dependencies(self) -> None:
+        """A Spack >= 1.0 node records no compiler: it is the dependency providing c, cxx
+        or fortran (in that order; the first such edge read), as ``name@version``."""
+        b, r = self.b, self.r
+        none = b.strings["compiler"].find(NO_COMPILER)
+        spec_count = len(self.spec_hashes)
+        compiler = r["compiler"][self.winner].copy()
+        self.spec_compiler = compiler
+        if none is None or not len(self.edge_parent):
+            return
+        by_rank = self.by_rank
+        parent_spec, child_spec = by_rank[self.edge_parent], by_rank[self.edge_child]
+        needs = (compiler == none) & ~r["page"][self.winner]
+        chosen = np.full(spec_count, -1, np.int64)
+        table = b.strings["virtual"]
+        virtual_sets = Sets.from_rows(b.virtual_rows)
+        for name in ("c", "cxx", "fortran"):
+            code = table.find(name)
+            if code is None:
+                continue
+            provides = virtual_sets.contains(np.array([code]))[self.edge_virtuals]
+            edges = np.flatnonzero(provides & needs[parent_spec] & (chosen[parent_spec] < 0))
+            edges = edges[np.argsort(self.edge_first[edges], kind="stable")]
+            specs, firsts = np.unique(parent_spec[edges], return_index=True)
+            chosen[specs] = child_spec[edges[firsts]]
+        specs = np.flatnonzero(chosen >= 0)
+        if not len(specs):
+            return
+        winner = self.winner[chosen[specs]]
+        packages, versions = r["package"][winner], r["version"][winner]
+        names = [
+            f"{b.strings['package'].values[p]}@{b.strings['version'].values[v]}"
+            for p, v in zip(packages.tolist(), versions.tolist(), strict=True)
+        ]
+        compiler[specs] = b.strings["compiler"].codes(names)
+
+    # -- the tables, sorted, and the columns in rank order -----------------------------------------
+
+    def tables(self) -> None:
+        """Every table sorted -- strings by name (versions in Spack's order), sets by their
+        members -- and every column recoded into them, in rank order: the same store
+        whichever order the rows were read in, and codes that compare as the names do."""
+        b, r, a = self.b, self.r, self.arrays
+        by_rank, winner = self.by_rank, self.winner[self.by_rank]
+        spec_count = len(by_rank)
+        a["hashes"] = self.spec_hashes
+        a["rank_of"] = self.rank_of.astype(np.int32)
+        a["position_of"] = by_rank.astype(np.int32)
+        remap: dict[str, np.ndarray] = {}
+        for kind in STRINGS:
+            table = b.strings[kind]
+            if kind == "deptype":  # build, link, run, test keep their bits
+                remap[kind] = np.arange(len(table))
+            else:
+                remap[kind] = table.sorted_codes(version_key if kind == "version" else None)
+            values = [""] * len(table)
+            for old, new in enumerate(remap[kind].tolist()):
+                values[new] = table.values[old]
+            a[f"strings.{kind}.blob"], a[f"strings.{kind}.offsets"] = Strings(values).packed()
+        for attr in ATTRS:
+            column = self.spec_compiler[by_rank] if attr == "compiler" else r[attr][winner]
+            a[f"code.{attr}"] = recode(column, remap[attr])
+        # Variant lists keep their recorded order; the lists are sorted among themselves.
+        variants = _sorted_rows([tuple(remap["variant"][list(row)].tolist())
+                                 for row in b.variant_rows])  # fmt: skip
+        self._set_table("variants", variants[0])
+        a["code.variants"] = recode(r["variants"][winner], variants[1])
+        stacks = _sorted_rows([tuple(sorted(remap["stack"][list(row)].tolist()))
+                               for row in self.stack_sets.rows()])  # fmt: skip
+        self._set_table("stacks", stacks[0])
+        width, new_width = len(self.stack_sets), max(len(stacks[0]), 1)
+        layouts = _sorted_rows([
+            tuple(sorted(int(remap["tag"][p // width]) * new_width + int(stacks[1][p % width])
+                         for p in row))
+            for row in self.layout_sets.rows()
+        ])  # fmt: skip
+        self._set_table("layouts", layouts[0])
+        a["code.layout"] = recode(self.spec_layout[by_rank], layouts[1])
+        mirrors = _sorted_rows(self.mirror_sets.rows())  # members are in name order already
+        self._set_table("mirrors", mirrors[0])
+        a["code.mirrors"] = recode(self.spec_mirrors[by_rank], mirrors[1])
+        virtuals = _sorted_rows([tuple(sorted(remap["virtual"][list(row)].tolist()))
+                                 for row in b.virtual_rows])  # fmt: skip
+        self._set_table("virtuals", virtuals[0])
+        a["size"] = self.spec_size[by_rank]
+        a["from_page"] = r["page"][winner]
+        a["source.file"] = recode(r["file"][winner], remap["file"])
+        a["source.node"] = np.where(r["page"][winner], 0, r["number"][winner]).astype(np.int32)
+        self.tarballs(spec_count)
+        # Dependencies, as rows by parent rank, children in rank order, and reversed.
+        order = np.lexsort((self.edge_child, self.edge_parent))
+        parent, child = self.edge_parent[order], self.edge_child[order]
+        a["deps.ptr"] = _ptr(parent, spec_count)
+        a["deps.child"] = child.astype(np.int32)
+        a["deps.types"] = self.edge_types[order]
+        a["deps.virtuals"] = recode(self.edge_virtuals[order], virtuals[1])
+        back = np.lexsort((parent, child))
+        a["rdeps.ptr"] = _ptr(child[back], spec_count)
+        a["rdeps.parent"] = parent[back].astype(np.int32)
+        a["rdeps.edge"] = back.astype(np.int64)
+
+    def tarballs(self, spec_count: int) -> None:
+        """Each spec's tarball, as one blob in rank order."""
+        starts, ends = self.tarball_span
+        chosen = self.tarball_of[self.by_rank]
+        if not len(starts):
+            starts = ends = np.zeros(1, np.int64)
+        lengths = np.where(chosen >= 0, ends[chosen] - starts[chosen], 0)
+        offsets = np.zeros(spec_count + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        held = self.b.h_tarball
+        data = np.frombuffer(bytes(held), np.uint8) if held else np.zeros(0, np.uint8)
+        total = int(offsets[-1])
+        at = np.repeat(np.where(chosen >= 0, starts[chosen], 0) - offsets[:-1], lengths)
+        self.arrays["tarball.blob"] = data[at + np.arange(total)] if total else data[:0]
+        self.arrays["tarball.offsets"] = offsets
+
+    def _set_table(self, name: str, rows: Sequence[tuple[int, ...]]) -> None:
+        table = Sets.from_rows(rows)
+        self.arrays[f"sets.{name}.indptr"], self.arrays[f"sets.{name}.members"] = (
+            table.indptr,
+            table.members,
+        )
+
+    # -- indices -------------------------------------------------------------------------------
+
+    def indices(self) -> None:
+        """Specs per code of every kind, in rank order: one stable sort each."""
+        a, b = self.arrays, self.b
+        sizes = {kind: len(b.strings[kind]) for kind in STRINGS}
+        for attr in ATTRS:
+            self._index(attr, Index.of(a[f"code.{attr}"], sizes[attr]))
+        variants = Sets(a["sets.variants.indptr"], a["sets.variants.members"])
+        owner, member = explode(variants, a["code.variants"].astype(np.int64))
+        self._index("variant", Index.of(member, sizes["variant"], owner))
+        owner, member = explode(Sets(a["sets.mirrors.indptr"], a["sets.mirrors.members"]),
+                                a["code.mirrors"].astype(np.int64))  # fmt: skip
+        self._index("mirror", Index.of(member, sizes["mirror"], owner))
+        # Per layout: its tags, its stacks in each tag, and its stacks in any tag.
+        layouts = Sets(a["sets.layouts.indptr"], a["sets.layouts.members"])
+        stacks = Sets(a["sets.stacks.indptr"], a["sets.stacks.members"])
+        width = len(stacks)
+        stack_count = sizes["stack"]
+        tags_of, pairs_of, any_of = [], [], []
+        for row in layouts.rows():
+            tags_of.append(tuple(p // width for p in row))
+            pairs = sorted(
+                {(p // width) * stack_count + s for p in row for s in stacks.row(p % width)}
+            )
+            pairs_of.append(tuple(pairs))
+            any_of.append(tuple(sorted({s for p in row for s in stacks.row(p % width)})))
+        layout = a["code.layout"].astype(np.int64)
+        for kind, rows, size in (("tag", tags_of, sizes["tag"]),
+                                 ("stack@tag", pairs_of, sizes["tag"] * stack_count),
+                                 ("stack", any_of, stack_count)):  # fmt: skip
+            owner, member = explode(Sets.from_rows(rows), layout)
+            self._index(kind, Index.of(member, size, owner))
+
+    def _index(self, kind: str, index: Index) -> None:
+        self.arrays[f"index.{kind}.ptr"], self.arrays[f"index.{kind}.order"] = (
+            index.ptr,
+            index.order,
+        )
+
+
+def _sorted_rows(rows: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """The rows sorted, and each old row's position among them.
+
+    >>> _sorted_rows([(3,), (1, 2), ()])
+    ([(), (1, 2), (3,)], array([2, 1, 0]))
+    """
+    order = sorted(range(len(rows)), key=rows.__getitem__)
+    position = np.empty(len(rows), np.int64)
+    position[order] = np.arange(len(rows))
+    return [rows[i] for i in order], position
+
+
+def _ptr(rows: np.ndarray, size: int) -> np.ndarray:
+    ptr = np.zeros(size + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=size), out=ptr[1:])
+    return ptr
