@@ -14,6 +14,7 @@ import numpy as np
 
 from ..attributes import SINGLE
 from ..spack.names import NO_COMPILER, version_key
+from ..store.tables import distinct
 from ..store.view import CacheGraph
 from .overlaps import loaded_tag
 from .scope import stack_counts
@@ -159,7 +160,7 @@ def packages_with(G: CacheGraph, kind: str, name: str, tag: str | None = None) -
             else SpecQuery(tag=tag).narrowed(**{kind: name})
         )
         ranks = select_specs(G, query).matching()
-        codes = np.unique(G.store.codes["package"][ranks])  # package codes are in name order
+        codes = distinct(G.store.codes["package"][ranks])  # package codes are in name order
         values = G.store.strings("package").values
         return [values[c] for c in codes.tolist()]
 
@@ -232,7 +233,7 @@ def package_facts(G: CacheGraph, name: str, tag: str | None = None) -> PackageFa
 
         def values(kind: str) -> list[str]:
             table = store.strings(kind).values
-            return [table[c] for c in np.unique(store.codes[kind][ranks]).tolist()]
+            return [table[c] for c in distinct(store.codes[kind][ranks]).tolist()]
 
         return PackageFacts(
             spec_count=len(ranks),
@@ -261,7 +262,7 @@ def tags_of(G: CacheGraph, kind: str, name: str) -> list[str]:
         ranks = select_specs(G, SpecQuery().narrowed(**{kind: name})).matching()
         objects = G.store.layout_objects()
         found: set[str] = set()
-        for code in np.unique(G.store.layout[ranks]).tolist():
+        for code in distinct(G.store.layout[ranks]).tolist():
             found.update(objects[code][0])
         return sorted(found)
 

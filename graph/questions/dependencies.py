@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import BadArgument
 from ..store import walks
 from ..store.records import SpecRecord
+from ..store.tables import distinct
 from ..store.view import CacheGraph
 from .specs import spec_by_hash
 
@@ -142,7 +143,7 @@ def _packages_next_to(G: CacheGraph, name: str, up: bool) -> list[str]:
     indptr, indices = store.rdeps if up else store.deps
     _, found = walks.neighbours(indptr, indices, np.asarray(ranks, np.int64))
     names = store.strings("package").values
-    return [n for c in np.unique(store.codes["package"][found]).tolist() if (n := names[c]) != name]
+    return [n for c in distinct(store.codes["package"][found]).tolist() if (n := names[c]) != name]
 
 
 def dependency_path(G: CacheGraph, source: str, target: str) -> list[SpecRecord] | None:

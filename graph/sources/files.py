@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,25 +27,53 @@ def source_files(
     Missing paths go to ``missing``; FIFOs, sockets and devices, which a read could
     wait on forever, to ``irregular`` (never read).
     """
-    irregular = [] if irregular is None else irregular
+    for path, _ in _walked(paths, missing, [] if irregular is None else irregular):
+        yield Path(path)
+
+
+def _walked(
+    paths: Iterable[str | os.PathLike], missing: list[str], irregular: list[str]
+) -> Iterator[tuple[str, os.stat_result]]:
+    """(path, its stat) of every regular file under ``paths``: one stat a file, by scandir."""
     for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            yield path
-        elif path.is_dir():
-            for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    if not name.startswith("."):
-                        found = Path(root, name)
-                        if found.is_file():
-                            yield found
-                        elif not found.is_dir():
-                            irregular.append(str(found))
-        elif path.exists():
-            irregular.append(str(path))
+        path = os.fspath(raw)
+        try:
+            st = os.stat(path)
+        except OSError:
+            missing.append(path)
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield path, st
+        elif stat.S_ISDIR(st.st_mode):
+            yield from _tree(path, irregular)
         else:
-            missing.append(str(path))
+            irregular.append(path)
+
+
+def _tree(folder: str, irregular: list[str]) -> Iterator[tuple[str, os.stat_result]]:
+    try:
+        with os.scandir(folder) as found:
+            entries = sorted((e for e in found if not e.name.startswith(".")),
+                             key=lambda e: e.name)  # fmt: skip
+    except OSError:
+        return
+    files, folders = [], []
+    for entry in entries:
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            files.append((entry.path, st))
+        elif stat.S_ISDIR(st.st_mode):
+            if not entry.is_symlink():  # as os.walk: a link to a folder is not followed
+                folders.append(entry.path)
+        else:
+            irregular.append(entry.path)
+    # As os.walk goes: a folder's files, then its folders, each in name order.
+    yield from files
+    for sub in folders:
+        yield from _tree(sub, irregular)
 
 
 def fingerprint(paths: Sequence[str], labels: Sequence[str] = (), more: Sequence[str] = ()) -> str:
@@ -54,12 +83,8 @@ def fingerprint(paths: Sequence[str], labels: Sequence[str] = (), more: Sequence
     """
     lines = list(labels)
     missing: list[str] = []
-    for path in [*map(str, source_files(paths, [])), *map(str, source_files(more, missing))]:
-        try:
-            st = os.stat(path)
-            lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
-        except OSError:
-            lines.append(f"{path}\tmissing")
+    for path, st in [*_walked(paths, [], []), *_walked(more, missing, [])]:
+        lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
     lines += [f"{path}\tmissing" for path in missing]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 

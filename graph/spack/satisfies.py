@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import BadArgument
 from ..store import walks
 from ..store.records import SpecRecord
+from ..store.tables import distinct
 from ..store.view import CacheGraph
 from . import targets as archs
 from .constraints import Constraint, Node, Variant, parse
@@ -187,7 +188,7 @@ def _table_test(G: CacheGraph, kind: str, accepts: Callable[[str], bool]) -> Tes
 
     def test(ranks: np.ndarray) -> np.ndarray:
         codes = column[ranks]
-        new = np.unique(codes[known[codes] == 0])
+        new = distinct(codes[known[codes] == 0])
         for code in new.tolist():
             known[code] = 2 if accepts(values[code]) else 1
         return known[codes] == 2
@@ -202,7 +203,7 @@ def _variants_test(G: CacheGraph, accepts: Callable[[tuple[str, ...]], bool]) ->
 
     def test(ranks: np.ndarray) -> np.ndarray:
         codes = column[ranks]
-        new = np.unique(codes[known[codes] == 0])
+        new = distinct(codes[known[codes] == 0])
         for code in new.tolist():
             known[code] = 2 if accepts(rows[code]) else 1
         return known[codes] == 2
@@ -389,7 +390,7 @@ def virtual_providers(G: CacheGraph, virtual: str) -> np.ndarray:
 
     def compute() -> np.ndarray:
         provides = store.sets("virtuals").contains(np.array([code]))[store.dep_virtuals]
-        return np.unique(store.deps[1][provides]).astype(np.int64)
+        return distinct(store.deps[1][provides]).astype(np.int64)
 
     return G.memoized(("providers", virtual), compute)
 

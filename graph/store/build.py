@@ -271,6 +271,12 @@ def _remap_bits(masks: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     return out
 
 
+def _starts(hashes: np.ndarray) -> np.ndarray:
+    """Where each run of equal hashes (sorted) starts: compared as four 64-bit words each."""
+    words = hashes.view(np.uint64).reshape(-1, 4)
+    return np.r_[True, (words[1:] != words[:-1]).any(axis=1)] if len(words) else np.zeros(0, bool)
+
+
 def _hashes(data: bytearray) -> np.ndarray:
     return np.frombuffer(bytes(data), "S32") if data else np.zeros(0, "S32")
 
@@ -327,7 +333,7 @@ class _Finisher:
         """
         r = self.r
         count = len(r["hash"])
-        order = np.lexsort((np.arange(count), r["hash"]))
+        order = np.argsort(r["hash"], kind="stable")
         sorted_hashes = r["hash"][order]
         starts_mask = (
             np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if count else np.zeros(0, bool)
@@ -359,17 +365,19 @@ class _Finisher:
                 f"{self.value('package', r['package'][known])!r} ({self.source(known)}); "
                 "record skipped",
             )
-        later = candidate & (winner[group] != np.arange(count))
-        for row in np.flatnonzero(later).tolist():
-            known = winner[group[row]]
+        later = np.flatnonzero(candidate & (winner[group] != np.arange(count)))
+        known = winner[group[later]]
+        # Compared column by column; only the rows that differ somewhere are looked at.
+        differs = {name: r[name][later] != r[name][known] for name in COMPARED}
+        for at in np.flatnonzero(np.any(list(differs.values()), axis=0)).tolist():
+            row, first_row = int(later[at]), int(known[at])
             for name in COMPARED:
-                column = "variants" if name == "variants" else name
-                if r[column][row] != r[column][known]:
+                if differs[name][at]:
                     self.problem(
                         row,
                         f"record {r['number'][row]}: hash {r['hash'][row].decode()}: {name} is "
-                        f"{self.value(name, r[column][row])!r} here but "
-                        f"{self.value(name, r[column][known])!r} in {self.source(known)}; "
+                        f"{self.value(name, r[name][row])!r} here but "
+                        f"{self.value(name, r[name][first_row])!r} in {self.source(first_row)}; "
                         "keeping the first",
                         "warning",
                     )

@@ -75,7 +75,8 @@ class Index:
     @classmethod
     def of(cls, codes: np.ndarray, size: int, ranks: np.ndarray | None = None) -> Index:
         """The index of ``codes`` (one per rank, or per ``ranks`` given in increasing order)."""
-        codes = np.asarray(codes, np.int64)
+        # A stable sort of 16-bit keys is a radix sort: several times faster than of wider ones.
+        codes = np.asarray(codes, np.uint16 if size <= 1 << 16 else np.int64)
         order = np.argsort(codes, kind="stable").astype(np.int32)
         if ranks is not None:
             order = np.asarray(ranks, np.int32)[order]

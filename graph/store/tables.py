@@ -165,6 +165,17 @@ class Sets:
         return np.repeat(np.arange(len(self), dtype=np.int64), self.lengths())
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted: by a sort, which numpy 2's ``np.unique`` (hashing, when
+    asked for nothing else) is many times slower than on a million values.
+
+    >>> distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    found = np.sort(values)
+    return found[np.r_[True, found[1:] != found[:-1]]] if len(found) else found
+
+
 def recode(column: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     """``column``'s codes through ``mapping`` (old code -> new code), as codes.
 
@@ -186,7 +197,7 @@ def set_codes(group: np.ndarray, member: np.ndarray, groups: int) -> tuple[np.nd
     ([1, 0, 1, 0], [(), (1, 3)])
     """
     width = int(member.max(initial=0)) + 1
-    pairs = np.unique(group.astype(np.int64) * width + member.astype(np.int64))
+    pairs = distinct(group.astype(np.int64) * width + member.astype(np.int64))
     owner, value = pairs // width, pairs % width
     starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else owner
     lengths = np.diff(np.r_[starts, len(owner)])

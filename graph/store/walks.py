@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import deadline
 from .columns import Store
+from .tables import distinct
 
 
 def neighbours(
@@ -58,8 +59,8 @@ def reached_mask(
     seen = np.zeros(n, bool)
     # where each row last stands in ``found``: keeps one of its copies, without a sort
     last = np.empty(n, np.int64)
-    frontier = np.unique(np.asarray(starts if isinstance(starts, np.ndarray) else
-                                    np.fromiter(starts, np.int64), np.int64))  # fmt: skip
+    given = starts if isinstance(starts, np.ndarray) else np.fromiter(starts, np.int64)
+    frontier = distinct(np.asarray(given, np.int64))
     level = 0
     while frontier.size and (steps is None or level < steps):
         deadline.check()
