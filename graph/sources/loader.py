@@ -49,26 +49,38 @@ def load(
         files = source_files(paths, reader.report)
         if before_reading is not None:
             before_reading()
+        two = processes == 2 or (processes is None and parallel.cores() >= 2)
         split = None
-        if processes == 2 or (
-            processes is None and len(files) >= parallel.MIN_FILES and parallel.cores() >= 2
-        ):
+        if two and (processes == 2 or len(files) >= parallel.MIN_FILES):
             split = parallel.halves(files)
         mine = split[0] if split else list(enumerate(map(str, files)))
-        helper = parallel.Helper(split[1]) if split else None
+        theirs = split[1] if split else []
+        placed = list(enumerate(mirrors, len(files)))
+        if (
+            two
+            and len(mirrors) > 1
+            and (
+                processes == 2
+                or sum(map(parallel.index_bytes, mirrors)) >= parallel.MIN_INDEX_BYTES
+            )
+        ):
+            placed, other_mirrors = parallel.mirror_halves(mirrors, len(files))
+        else:
+            other_mirrors = []
+        helper = parallel.Helper(theirs, other_mirrors) if theirs or other_mirrors else None
         try:
             for count, (position, path) in enumerate(mine, 1):
                 reader.at(position)
                 reader.read_file(Path(path))
                 if progress is not None and count % 200 == 0:
                     progress(count, reader.builder.record_count)
-            for number, source in enumerate(mirrors):
-                reader.at(len(files) + number)
+            for position, source in placed:
+                reader.at(position)
                 reader.read_mirror(source)
             if helper is not None:
                 other = helper.result()
                 if other is None:  # no second process here, or it failed (it said why)
-                    other = parallel.read_placed(split[1])
+                    other = parallel.read_placed(theirs, other_mirrors)
                 reader.merge(other)
         finally:
             if helper is not None:

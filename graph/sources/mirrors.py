@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ from typing import Any
 import orjson
 
 from ..errors import BadRecord
+from .chunks import split
+from .files import read_regular
 from .frontmatter import decode_text, load_yaml
 from .specfiles import (
     clearsigned_text,
@@ -124,18 +126,27 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
 
 @dataclass
 class MirrorRead:
-    """What one mirror's files hold, and what is wrong with them."""
+    """What one mirror's files hold, and what is wrong with them.
+
+    The index is read a chunk of records at a time (``index``), then ``later``
+    is told every hash it listed and reads what the index lacks: the spec files
+    of the other specs, and their tarballs.
+    """
 
     layout: str
     location: str
-    #: (path, installs) of the index: hash -> its record ({"spec": node, "in_buildcache": ...})
-    index: tuple[Path, dict] | None = None
+    #: (path, chunks) of the index: each chunk hash -> its record ({"spec": node, ...})
+    index: tuple[Path, Iterator[dict]] | None = None
     #: (path, spec document) of the spec files read beside or instead of the index
     spec_files: list[tuple[Path, dict]] = field(default_factory=list)
     #: hash -> (tarball location, size in bytes or None)
     tarballs: dict[str, tuple[str, float | None]] = field(default_factory=dict)
     #: (path, message, severity)
     problems: list[tuple[Path, str, str]] = field(default_factory=list)
+    #: the tarball of a spec an index record holds: (hash, record) -> (location, size)
+    tarball: Callable[[str, dict], tuple[str, float | None]] = lambda hash, entry: ("", None)
+    #: reads what the index lacks, given the hashes it listed (fills spec_files, tarballs)
+    later: Callable[[set[str]], None] = lambda listed: None
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
@@ -161,14 +172,13 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
 
 def _read_v2(folder: Path, index: Path) -> MirrorRead:
     read = MirrorRead("v2", str(index if index.name != "index.json" else folder))
-    installs: dict = {}
     if index.is_file():
         data = _bytes(read, index)
         if data is not None:
             _check_v2_hash(read, index, data)
-            installs = _index_installs(read, index, data) or {}
-            if installs or read.problems == []:
-                read.index = (index, installs)
+            chunks = _index_chunks(read, index, data)
+            if chunks is not None:
+                read.index = (index, chunks)
     elif index.name != "index.json" or index.exists():
         read.problem(index, "no such file")
     try:
@@ -181,10 +191,17 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
     stems: dict[str, str] = {}
     for name in names:
         found = _HASH_AT_END.search(name)
-        hash = found.group(1) if found else None
-        if hash is not None:
-            stems.setdefault(hash, name[: found.start()] + f"-{hash}")
-        if hash is None or hash not in installs:
+        if found is not None:
+            stems.setdefault(found.group(1), name[: found.start()] + f"-{found.group(1)}")
+    read.tarball = lambda hash, entry: _v2_tarball(folder, hash, entry, stems.get(hash))
+
+    def later(listed: set[str]) -> None:
+        """The spec files of the specs the index does not list (all, without an index)."""
+        for name in names:
+            found = _HASH_AT_END.search(name)
+            hash = found.group(1) if found else None
+            if hash is not None and hash in listed:
+                continue
             spec_path = folder / name
             data = _bytes(read, spec_path)
             if data is None:
@@ -198,9 +215,8 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
             read.spec_files.append((spec_path, doc))
             if hash is not None:
                 read.tarballs[hash] = _v2_tarball(folder, hash, {"spec": root}, stems[hash])
-    for hash, entry in installs.items():
-        if held(entry):
-            read.tarballs[hash] = _v2_tarball(folder, hash, entry, stems.get(hash))
+
+    read.later = later
     return read
 
 
@@ -267,25 +283,35 @@ def _read_v3(root: Path) -> MirrorRead:
                 read.problem(layout, "layout.json must be a JSON object")
         except BadRecord as exc:
             read.problem(layout, exc.message)
-    installs: dict = {}
     manifests = list(_index_manifests(root))
-    for manifest in manifests:
-        found = _v3_index(read, root, manifest)
-        if found is not None:
-            installs.update(found)
     if manifests:
-        read.index = (manifests[0], installs)
+        read.index = (manifests[0], _v3_index_chunks(read, root, manifests))
     listed = _spec_manifests(root / "v3" / "manifests" / "spec")
     if not manifests and not listed:
         read.problem(root, "v3 mirror without an index manifest or spec manifests")
-    for manifest in listed:
-        _v3_spec(read, root, manifest, installs)
+    # The tarball of a spec comes from its spec manifest, read with the rest.
+    read.tarball = lambda hash, entry: read.tarballs.get(hash, ("", None))
+
+    def later(indexed: set[str]) -> None:
+        for manifest in listed:
+            _v3_spec(read, root, manifest, indexed)
+
+    read.later = later
     return read
 
 
-def _spec_manifests(folder: Path) -> list[Path]:
-    """Every ``<name>/*.spec.manifest.json`` under ``folder``, by name."""
-    found = []
+def _v3_index_chunks(read: MirrorRead, root: Path, manifests: list[Path]) -> Iterator[dict]:
+    """The records of each index manifest's blob (the main index, then each view's)."""
+    for manifest in manifests:
+        chunks = _v3_index(read, root, manifest)
+        if chunks is not None:
+            yield from chunks
+
+
+def _spec_manifests(folder: Path) -> list[str]:
+    """Every ``<name>/*.spec.manifest.json`` under ``folder``, by name (paths as strings:
+    a large mirror has a quarter of a million)."""
+    found: list[str] = []
     try:
         packages = sorted(e.path for e in os.scandir(folder) if e.is_dir())
     except OSError:
@@ -293,7 +319,7 @@ def _spec_manifests(folder: Path) -> list[Path]:
     for package in packages:
         with os.scandir(package) as entries:
             names = [e.name for e in entries if e.name.endswith(".spec.manifest.json")]
-        found += [Path(package, name) for name in sorted(names)]
+        found += [os.path.join(package, name) for name in sorted(names)]
     return found
 
 
@@ -306,31 +332,43 @@ def _index_manifests(root: Path) -> Iterator[Path]:
         yield from sorted(folder.glob("*/index.manifest.json"))  # views
 
 
-def _manifest(read: MirrorRead, path: Path) -> list[dict] | None:
+_CHECKSUM = re.compile(r"[0-9a-f]{16,128}")
+_ALGORITHMS = frozenset(hashlib.algorithms_guaranteed)
+_SIGNED = b"-----BEGIN PGP SIGNED MESSAGE-----"
+
+
+def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
+    """The blob records of a v3 manifest; None (a problem) when it is not one."""
     data = _bytes(read, path)
     if data is None:
         return None
     try:
-        doc = load_json(clearsigned_text(decode_text(data)))
+        try:
+            doc = orjson.loads(data) if not data.lstrip().startswith(_SIGNED) else None
+        except orjson.JSONDecodeError:
+            doc = None
+        if doc is None:  # clearsigned, or not JSON: the careful reading says what is wrong
+            doc = load_json(clearsigned_text(decode_text(data)))
         blobs = doc["data"]
         if doc.get("version") != 3:
             raise BadRecord(f"unknown manifest version {doc.get('version')!r}; this reads 3")
         if not isinstance(blobs, list) or not all(isinstance(b, dict) for b in blobs):
             raise BadRecord("'data' must be a list of blob records")
         for b in blobs:
+            checksum = b.get("checksum")
             if not (
-                isinstance(b.get("checksum"), str)
-                and re.fullmatch(r"[0-9a-f]{16,128}", b["checksum"])
-                and b.get("checksumAlgorithm") in hashlib.algorithms_guaranteed
-                and isinstance(b.get("contentLength"), int)
-                and isinstance(b.get("mediaType"), str)
+                type(checksum) is str
+                and _CHECKSUM.fullmatch(checksum)
+                and b.get("checksumAlgorithm") in _ALGORITHMS
+                and type(b.get("contentLength")) is int
+                and type(b.get("mediaType")) is str
             ):
                 raise BadRecord(f"a blob record is malformed: {json.dumps(b)[:160]}")
-    except (KeyError, TypeError) as exc:
-        read.problem(path, f"not a build-cache manifest: {exc}")
+    except (KeyError, TypeError, AttributeError) as exc:
+        read.problem(Path(path), f"not a build-cache manifest: {exc}")
         return None
     except BadRecord as exc:
-        read.problem(path, exc.message)
+        read.problem(Path(path), exc.message)
         return None
     return blobs
 
@@ -372,7 +410,7 @@ def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int
     return data
 
 
-def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> dict | None:
+def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> Iterator[dict] | None:
     blobs = _manifest(read, manifest)
     if blobs is None:
         return None
@@ -393,13 +431,16 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> dict | None:
     data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
     if data is None:
         return None
-    return _index_installs(read, Path(blob_path(root, versions[usable[-1]])), data)
+    return _index_chunks(read, Path(blob_path(root, versions[usable[-1]])), data)
 
 
-def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> None:
-    found = re.search(r"-([a-z0-9]{32})\.spec\.manifest\.json$", manifest.name)
+_MANIFEST_HASH = re.compile(r"-([a-z0-9]{32})\.spec\.manifest\.json$")
+
+
+def _v3_spec(read: MirrorRead, root: Path, manifest: str, indexed: set[str]) -> None:
+    found = _MANIFEST_HASH.search(manifest)
     if found is None:
-        read.problem(manifest, "a spec manifest's name must end in -HASH.spec.manifest.json")
+        read.problem(Path(manifest), "a spec manifest's name must end in -HASH.spec.manifest.json")
         return
     hash = found.group(1)
     blobs = _manifest(read, manifest)
@@ -408,13 +449,13 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> No
     spec = [b for b in blobs if b["mediaType"].startswith("application/vnd.spack.spec.")]
     tarball = [b for b in blobs if b["mediaType"].startswith("application/vnd.spack.install.")]
     if not spec:
-        read.problem(manifest, "names no spec blob")
+        read.problem(Path(manifest), "names no spec blob")
         return
-    if hash in installs:
+    if hash in indexed:
         if not os.path.isfile(blob_path(root, spec[0])):
-            _missing_blob(read, root, manifest, blob_path(root, spec[0]))
+            _missing_blob(read, root, Path(manifest), blob_path(root, spec[0]))
     else:  # not in the index: the spec blob says what it is
-        data = _blob(read, root, manifest, spec[0], 64 << 20)
+        data = _blob(read, root, Path(manifest), spec[0], 64 << 20)
         if data is None:
             return
         where = Path(blob_path(root, spec[0]))
@@ -423,8 +464,6 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> No
         except BadRecord as exc:
             read.problem(where, exc.message)
             return
-    if hash in installs and not held(installs[hash]):
-        return
     if tarball:
         read.tarballs[hash] = (blob_path(root, tarball[0]), float(tarball[0]["contentLength"]))
     else:
@@ -434,25 +473,36 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: Path, installs: dict) -> No
 # -- both --------------------------------------------------------------------------------
 
 
-def _bytes(read: MirrorRead, path: Path) -> bytes | None:
+def _bytes(read: MirrorRead, path: Path | str) -> bytes | None:
     try:
-        if not path.is_file():
-            read.problem(path, "not a regular file" if path.exists() else "no such file")
-            return None
-        return path.read_bytes()
+        return read_regular(path)
+    except FileNotFoundError:
+        read.problem(Path(path), "no such file")
     except OSError as exc:
-        read.problem(path, f"cannot be read: {exc.strerror}")
+        why = "not a regular file" if exc.strerror == "not a regular file" else None
+        read.problem(Path(path), why or f"cannot be read: {exc.strerror}")
+    return None
+
+
+def _index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] | None:
+    """The records of a build-cache index, a chunk at a time (``graph.sources.chunks``), or
+    None (a problem) when it is not one. An index the chunked scan cannot follow is parsed
+    whole, which says what is wrong with it."""
+    try:
+        rest, chunks = split(data, b"installs", 2)
+        index_installs(rest)  # the database and its version
+        return chunks
+    except ValueError:
+        pass  # not the shape of an index: parsed whole below, to say why
+    except BadRecord as exc:
+        read.problem(path, exc.message)
         return None
-
-
-def _index_installs(read: MirrorRead, path: Path, data: bytes) -> dict | None:
-    """The ``installs`` of a build-cache index, or None (a problem) when it is not one."""
     try:
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:  # not UTF-8 or not JSON: the plain parser says where
             doc = load_json(decode_text(data))
-        return index_installs(doc)
+        return iter([index_installs(doc)])
     except BadRecord as exc:
         read.problem(path, exc.message)
     return None

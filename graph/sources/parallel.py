@@ -14,6 +14,7 @@ same per row everywhere, so two cores take it in about half the time.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import subprocess
@@ -23,8 +24,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO
 
+from .mirrors import MirrorSource
+
 #: Fewer files than this load in one process: a second one would not pay for its start.
 MIN_FILES = 2000
+#: Nor do mirrors with fewer bytes of index than this.
+MIN_INDEX_BYTES = 32 << 20
 #: The share of the files this process reads: the second one also starts Python and
 #: sends its rows back (and this one merges them), about a tenth more work per file.
 MINE = 0.55
@@ -61,15 +66,57 @@ def halves(files: list[Path]) -> tuple[Placed, Placed] | None:
     return sorted(first), sorted(second)
 
 
-def read_placed(files: Placed):
-    """A Reader of these files, each read at its position (in the second process)."""
+def read_placed(files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()):
+    """A Reader of these files and mirrors, each read at its position (in the second process)."""
     from .reader import Reader
 
     reader = Reader()
     for position, path in files:
         reader.at(position)
         reader.read_file(Path(path))
+    for position, source in mirrors:
+        reader.at(position)
+        reader.read_mirror(source)
     return reader
+
+
+def mirror_halves(
+    mirrors: list[MirrorSource], first: int
+) -> tuple[list[tuple[int, MirrorSource]], list[tuple[int, MirrorSource]]]:
+    """The mirrors (at positions from ``first``) in two parts of about equal index bytes.
+
+    >>> mine, theirs = mirror_halves([MirrorSource("t", s, Path("/none")) for s in "abc"], 10)
+    >>> [(p, m.stack) for p, m in mine], [(p, m.stack) for p, m in theirs]
+    ([(10, 'a'), (12, 'c')], [(11, 'b')])
+    """
+    placed = [(at, source, index_bytes(source)) for at, source in enumerate(mirrors, first)]
+    parts: tuple[list, list] = ([], [])
+    loads = [[0, 0], [0, 0]]  # (bytes, mirrors) of each part
+    for at, source, size in sorted(placed, key=lambda p: -p[2]):  # the largest first,
+        part = 0 if loads[0] <= loads[1] else 1  # each to the lighter part
+        parts[part].append((at, source))
+        loads[part][0] += size
+        loads[part][1] += 1
+    return sorted(parts[0], key=_first), sorted(parts[1], key=_first)
+
+
+def _first(placed: tuple) -> int:
+    return placed[0]
+
+
+def index_bytes(source: MirrorSource) -> int:
+    """About how much index a mirror has to read: its index file's size, or for the v3
+    layout the size its index manifest states (0 when there is none)."""
+    root = source.path
+    for path in (root / "build_cache" / "index.json", root / "index.json", root):
+        if path.is_file():
+            return path.stat().st_size
+    manifest = root / "v3" / "manifests" / "index" / "index.manifest.json"
+    try:
+        blobs = json.loads(manifest.read_text()).get("data", [])
+        return sum(b.get("contentLength", 0) for b in blobs if isinstance(b, dict))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return 0
 
 
 class Helper:
@@ -81,7 +128,7 @@ class Helper:
     package, which ``-m`` would run a second time.
     """
 
-    def __init__(self, files: Placed) -> None:
+    def __init__(self, files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()) -> None:
         self.sent: bytes | None = None
         root = str(Path(__file__).resolve().parents[2])
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
@@ -97,7 +144,8 @@ class Helper:
             self.thread = None
             return
         # A thread talks to it, so this process reads its own part meanwhile.
-        self.thread = threading.Thread(target=self._talk, args=(pickle.dumps(files),), daemon=True)
+        sent = pickle.dumps((files, list(mirrors)))
+        self.thread = threading.Thread(target=self._talk, args=(sent,), daemon=True)
         self.thread.start()
 
     def _talk(self, files: bytes) -> None:
@@ -114,10 +162,11 @@ class Helper:
         """The second process's Reader; None when it could not be had (it said why)."""
         if self.thread is not None:
             self.thread.join()
-        if not self.sent:
+        sent, self.sent = self.sent, None  # not kept beside what it becomes
+        if not sent:
             return None
         try:
-            return pickle.loads(self.sent)
+            return pickle.loads(sent)
         except (pickle.UnpicklingError, EOFError, AttributeError, ValueError):
             return None
 
@@ -143,5 +192,6 @@ def main() -> None:
     from .reader import collector_paused
 
     with collector_paused():
-        reader = read_placed(pickle.loads(_received(sys.stdin.buffer)))
+        files, mirrors = pickle.loads(_received(sys.stdin.buffer))
+        reader = read_placed(files, mirrors)
         sys.stdout.buffer.write(pickle.dumps(reader, protocol=5))

@@ -12,6 +12,7 @@ Rows go to a ``StoreBuilder`` as they are read, a page or an index at a time;
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import json
 import os
@@ -19,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,15 @@ from ..store.view import CacheGraph
 from . import files
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorSource, held, index_installs, read_mirror
-from .rows import Listed, node_dependencies, node_row, page_row, well_formed_rows
+from .rows import (
+    Edges,
+    Listed,
+    node_dependencies,
+    node_row,
+    page_row,
+    well_formed_edges,
+    well_formed_rows,
+)
 from .specfiles import is_spec_file, load_json, spec_document, spec_nodes
 
 __all__ = ["LoadReport", "Problem", "Reader", "collector_paused", "source_files"]
@@ -109,6 +118,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def released() -> None:
+    """Give the memory freed back to the system (glibc): a mirror's index is parsed into
+    a gigabyte of short-lived objects, whose pages the allocator would otherwise keep."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list[Path]:
     """Every file under ``paths``, in the order a load reads them; a missing path is reported."""
     missing: list[str] = []
@@ -157,8 +173,9 @@ class Reader:
     def merge(self, other: Reader) -> None:
         """Take in what another Reader (a second process's) read."""
         self.builder.merge(other.builder)
+        other.builder = StoreBuilder()  # its columns, no longer needed beside the merged ones
         self.keyed += other.keyed
-        for count in ("pages", "spec_files", "indices", "records"):
+        for count in ("pages", "spec_files", "indices", "mirrors", "records", "unresolved"):
             setattr(self.report, count, getattr(self.report, count) + getattr(other.report, count))
         self.tags |= other.tags
         self.spec_file_roots.update(other.spec_file_roots)
@@ -367,8 +384,6 @@ class Reader:
     def read_mirror(self, source: MirrorSource) -> None:
         """A whole mirror: its specs, their dependencies, sizes and tarballs; STACK holds them."""
         read = read_mirror(source)
-        for path, message, severity in read.problems:
-            self.problem(path, message, warning=severity == "warning")
         name = source.label
         if any(m.name == name for m in self.builder.mirrors):
             self.problem(
@@ -382,33 +397,44 @@ class Reader:
             MirrorInfo(name, read.location, read.layout, source.tag, source.stack)
         )
         holding: list[str] = []
+        listed: set[str] = set()
+        tarballs: dict[str, tuple[str, float | None]] = {}
         if read.index is not None:
-            path, installs = read.index
+            path, chunks = read.index
             self.report.indices += 1
-            hashes = self.read_nodes(path, _index_nodes(installs))
-            holding += [h for h in hashes if held(installs[h])]
+            first = 1
+            for chunk in chunks:
+                hashes = self.read_nodes(path, _index_nodes(chunk), first)
+                first += len(chunk)
+                listed.update(chunk)
+                for hash in hashes:
+                    if held(chunk[hash]):
+                        holding.append(hash)
+                        tarballs[hash] = read.tarball(hash, chunk[hash])
+        read.later(listed)
+        for path, message, severity in read.problems:
+            self.problem(path, message, warning=severity == "warning")
         for path, doc in read.spec_files:
             try:
                 holding += self.read_spec_file(path, doc)[:1]
             except BadRecord as exc:
                 self.problem(path, exc.message, exc.line)
         holding = list(dict.fromkeys(holding))
-        tarballs = [read.tarballs.get(h, ("", None)) for h in holding]
-        sizes = [np.nan if size is None else size for _, size in tarballs]
-        self.builder.add_held(holding, code, sizes, [where for where, _ in tarballs])
+        tarballs.update(read.tarballs)
+        found = [tarballs.get(h, ("", None)) for h in holding]
+        sizes = [np.nan if size is None else size for _, size in found]
+        self.builder.add_held(holding, code, sizes, [where for where, _ in found])
+        released()
 
-    def read_nodes(self, path: Path, nodes: list[tuple[str | None, Any]]) -> list[str]:
-        """Add spec nodes and their dependency edges; return the hashes added, in order."""
+    def read_nodes(
+        self, path: Path, nodes: list[tuple[str | None, Any]], first: int = 1
+    ) -> list[str]:
+        """Add spec nodes (numbered from ``first``) and their dependency edges; return the
+        hashes added, in order."""
         builder, seen = self.builder, self.nodes_read
         added: list[str] = []
-        hashes: list[str] = []
-        numbers: list[int] = []
-        columns: dict[str, list] = {a: [] for a in (*attributes.SINGLE, "variants")}
-        parents: list[str] = []
-        children: list[str] = []
-        types: list[int] = []
-        virtuals: list[int] = []
-        for number, (hash, node) in enumerate(nodes, 1):
+        fresh: list[tuple[str, dict, int, dict]] = []  # (hash, node, number, attributes)
+        for number, (hash, node) in enumerate(nodes, first):
             if hash is not None and hash in seen:
                 # A hash names one spec and its whole DAG: another mirror listing it
                 # again says nothing new, and reading it again would cost most of a load.
@@ -416,29 +442,54 @@ class Reader:
                 continue
             try:
                 hash, found = node_row(node, hash)
-                deps = node_dependencies(node)
             except BadRecord as exc:
                 self.problem(path, f"node {number}: {exc.message}", row=number)
                 continue
+            if hash not in seen:
+                seen.add(hash)
+                fresh.append((hash, node, number, found))
             added.append(hash)
-            if hash in seen:
-                continue
-            seen.add(hash)
-            hashes.append(hash)
-            numbers.append(number)
-            for name, values in columns.items():
-                values.append(found[name])
-            for dep in deps:
-                parents.append(hash)
-                children.append(dep.hash)
-                types.append(builder.deptype_mask(dep.deptypes))
-                virtuals.append(builder.virtual_code(dep.virtuals))
+        edges = well_formed_edges([node for _, node, _, _ in fresh])
+        if edges is None:  # read node by node: a node whose edges are bad is not added
+            fresh, edges, dropped = self._checked_edges(path, fresh)
+            added = [h for h in added if h not in dropped]
         file = builder.file_code(str(path))
+        columns = {a: [f[a] for *_, f in fresh] for a in (*attributes.SINGLE, "variants")}
         variants = builder.variant_codes(columns.pop("variants"))
-        builder.add_records(hashes, columns, variants, file, numbers, page=False)
-        builder.add_edges(parents, children, types, virtuals, file)
+        first_row = builder.record_count
+        builder.add_records(
+            [h for h, *_ in fresh], columns, variants, file, [n for _, _, n, _ in fresh], page=False
+        )
+        rows = range(first_row, builder.record_count)  # each fresh node's row, once per edge
+        builder.add_edges(
+            list(chain.from_iterable(map(repeat, rows, edges.counts))),
+            edges.hashes,
+            builder.deptype_masks(edges.deptypes),
+            builder.virtual_codes(edges.virtuals),
+        )
         self.report.records += len(added)
         return added
+
+    def _checked_edges(self, path: Path, fresh: list) -> tuple[list, Edges, set[str]]:
+        """Each node's dependencies read one by one: the nodes whose are all good, their
+        edges, and the hashes of the nodes left out (each reported)."""
+        kept, dropped = [], set()
+        edges = Edges([], [], [], [])
+        for hash, node, number, found in fresh:
+            try:
+                deps = node_dependencies(node)
+            except BadRecord as exc:
+                self.problem(path, f"node {number}: {exc.message}", row=number)
+                self.nodes_read.discard(hash)
+                dropped.add(hash)
+                continue
+            kept.append((hash, node, number, found))
+            edges.counts.append(len(deps))
+            for dep in deps:
+                edges.hashes.append(dep.hash)
+                edges.deptypes.append(dep.deptypes)
+                edges.virtuals.append(dep.virtuals)
+        return kept, edges, dropped
 
     # -- the end -----------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from ..attributes import COMPARED
 from ..spack.names import NO_COMPILER, version_key
 from .columns import ATTRS, DEPTYPE_BITS, STRINGS, Index, Store, explode
 from .records import MirrorInfo
-from .tables import Sets, Strings, recode, set_codes
+from .tables import Sets, Strings, distinct, recode, set_codes
 
 #: A problem found while building: (sort key, path, message, severity). The key sorts it
 #: among the readers' problems: (stage, file position, row, order).
@@ -72,13 +72,11 @@ class StoreBuilder:
         self.h_size = _ints("d")
         self.h_tarball = bytearray()
         self.h_tarball_end = _ints("q")
-        # dependency edges, by hash
-        self.e_parent = bytearray()
+        # dependency edges: the parent's record row, the child's hash
+        self.e_parent = _ints("i")
         self.e_child = bytearray()
         self.e_types = bytearray()
         self.e_virtuals = _ints("I")
-        self.e_file = _ints("I")
-        self.e_position = _ints("i")
 
     # -- codes -------------------------------------------------------------------------------
 
@@ -119,6 +117,24 @@ class StoreBuilder:
             table = self.strings["virtual"]
             self.virtual_rows.append(tuple(sorted(set(table.codes(virtuals)))))
         return code
+
+    def deptype_masks(self, rows: Sequence[tuple[str, ...]]) -> list[int]:
+        """``deptype_mask`` of each: nearly all are known, so they are looked up in one pass."""
+        found = list(map(self._deptype_masks.get, rows))
+        if None in found:
+            found = [
+                self.deptype_mask(r) if f is None else f for r, f in zip(rows, found, strict=True)
+            ]
+        return found
+
+    def virtual_codes(self, rows: Sequence[tuple[str, ...]]) -> list[int]:
+        """``virtual_code`` of each, in one pass when all are known."""
+        found = list(map(self._virtual_sets.get, rows))
+        if None in found:
+            found = [
+                self.virtual_code(r) if f is None else f for r, f in zip(rows, found, strict=True)
+            ]
+        return found
 
     def deptype_mask(self, deptypes: tuple[str, ...]) -> int:
         """The bits of these deptypes; a name Spack does not have takes one of bits 4-7."""
@@ -187,19 +203,14 @@ class StoreBuilder:
             self.h_tarball_end.append(len(self.h_tarball))
 
     def add_edges(
-        self,
-        parents: list[str],
-        children: list[str],
-        types: list[int],
-        virtuals: list[int],
-        file: int,
+        self, parents: Sequence[int], children: list[str], types: list[int], virtuals: list[int]
     ) -> None:
-        self.e_parent += "".join(parents).encode("ascii")
+        """Dependency edges from record rows (as ``add_records`` numbered them: from 0, in
+        order) to the specs with these hashes, of these deptype bits and virtual sets."""
+        self.e_parent.extend(parents)
         self.e_child += "".join(children).encode("ascii")
         self.e_types += bytes(types)
         self.e_virtuals.extend(virtuals)
-        self.e_file.extend([file] * len(parents))
-        self.e_position.extend([self.position] * len(parents))
 
     @property
     def record_count(self) -> int:
@@ -223,6 +234,7 @@ class StoreBuilder:
         ], np.int64)  # fmt: skip
         for mirror in other.mirrors:
             self.add_mirror(mirror)
+        rows = self.record_count
         self.r_hash += other.r_hash
         for a in ATTRS:
             _extend(self.r_codes[a], recode(_np(other.r_codes[a]), into[a]))
@@ -231,23 +243,20 @@ class StoreBuilder:
         _extend(self.r_file, recode(_np(other.r_file), into["file"]))
         self.r_number.extend(other.r_number)
         self.r_page += other.r_page
-        tags = _np(other.r_tag).astype(np.int64)
-        _extend(self.r_tag, np.where(tags < 0, -1, into["tag"][np.maximum(tags, 0)]))
-        listed = _np(other.r_stacks).astype(np.int64)
-        _extend(self.r_stacks, np.where(listed < 0, -1, stacks[np.maximum(listed, 0)]))
+        # -1 (a node's: no tag, no stacks) stays -1: the last of each mapping.
+        _extend(self.r_tag, np.r_[into["tag"], -1][_np(other.r_tag)])
+        _extend(self.r_stacks, np.r_[stacks, -1][_np(other.r_stacks)])
         self.r_position.extend(other.r_position)
         self.h_hash += other.h_hash
         _extend(self.h_mirror, recode(_np(other.h_mirror), into["mirror"]))
         self.h_size.extend(other.h_size)
         _extend(self.h_tarball_end, _np(other.h_tarball_end) + len(self.h_tarball))
         self.h_tarball += other.h_tarball
-        self.e_parent += other.e_parent
+        _extend(self.e_parent, _np(other.e_parent) + rows)
         self.e_child += other.e_child
         types = np.frombuffer(bytes(other.e_types), np.uint8)
         self.e_types += _remap_bits(types, into["deptype"]).tobytes()
         _extend(self.e_virtuals, recode(_np(other.e_virtuals), virtuals))
-        _extend(self.e_file, recode(_np(other.e_file), into["file"]))
-        self.e_position.extend(other.e_position)
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -278,7 +287,7 @@ def _starts(hashes: np.ndarray) -> np.ndarray:
 
 
 def _hashes(data: bytearray) -> np.ndarray:
-    return np.frombuffer(bytes(data), "S32") if data else np.zeros(0, "S32")
+    return np.frombuffer(data, "S32") if data else np.zeros(0, "S32")
 
 
 class _Finisher:
@@ -299,6 +308,7 @@ class _Finisher:
         self.dependencies()
         self.compilers_from_dependencies()
         self.tables()
+        self.r = None  # the rows' columns: not needed for the indices
         self.indices()
         mirrors = sorted({m.name: m for m in b.mirrors}.values(), key=lambda m: m.name)
         return Store(self.arrays, mirrors), self.problems, skipped
@@ -307,22 +317,26 @@ class _Finisher:
 
     def rows(self) -> None:
         b = self.b
+        # Views of the builder's columns, not copies: a million rows are some 60 MB.
         cols = {
             "hash": _hashes(b.r_hash),
-            **{a: _np(b.r_codes[a]).astype(np.int64) for a in ATTRS},
-            "variants": _np(b.r_variants).astype(np.int64),
-            "size": _np(b.r_size).astype(np.float64),
-            "file": _np(b.r_file).astype(np.int64),
-            "number": _np(b.r_number).astype(np.int64),
-            "page": np.frombuffer(bytes(b.r_page), bool) if b.r_page else np.zeros(0, bool),
-            "tag": _np(b.r_tag).astype(np.int64),
-            "stacks": _np(b.r_stacks).astype(np.int64),
-            "position": _np(b.r_position).astype(np.int64),
+            **{a: _np(b.r_codes[a]) for a in ATTRS},
+            "variants": _np(b.r_variants),
+            "size": _np(b.r_size),
+            "file": _np(b.r_file),
+            "number": _np(b.r_number),
+            "page": np.frombuffer(b.r_page, bool) if b.r_page else np.zeros(0, bool),
+            "tag": _np(b.r_tag),
+            "stacks": _np(b.r_stacks),
+            "position": _np(b.r_position),
         }
         position = cols["position"]
+        self.moved = None  # where each row read went, when they were put in order
         if len(position) and np.any(position[1:] < position[:-1]):  # joined from two processes
             order = np.argsort(position, kind="stable")
             cols = {k: v[order] for k, v in cols.items()}
+            self.moved = np.empty(len(order), np.int64)
+            self.moved[order] = np.arange(len(order))
         self.r = cols
 
     def winners(self) -> int:
@@ -484,66 +498,57 @@ class _Finisher:
     # -- dependencies ------------------------------------------------------------------------
 
     def dependencies(self) -> None:
-        """Edges by rank, their deptypes and virtuals merged; an unknown child is an error."""
-        b = self.b
-        parents, children = _hashes(b.e_parent), _hashes(b.e_child)
-        spec_count = len(self.spec_hashes)
-        types = np.frombuffer(bytes(b.e_types), np.uint8) if b.e_types else np.zeros(0, np.uint8)
-        virtuals = _np(b.e_virtuals).astype(np.int64)
-        position = _np(b.e_position).astype(np.int64)
-        files = _np(b.e_file).astype(np.int64)
-        order = np.argsort(position, kind="stable")
-        parents, children, types, virtuals, position, files = (
-            a[order] for a in (parents, children, types, virtuals, position, files)
-        )
-        parent = self.spec_of(parents)
-        child = self.spec_of(children)
-        missing = np.flatnonzero((child < 0) | (parent < 0))
-        for number, edge in enumerate(missing.tolist()):
-            path = b.strings["file"].values[files[edge]]
-            key = (1, int(position[edge]), 0, number)
+        """Edges by rank, in the order they were read; an unknown child is an error.
+
+        A hash names one spec and its whole DAG, so its edges are those of the first row
+        that gave any (another process may have read the same node again); a node that
+        names one child twice has one edge, its deptypes and virtuals merged.
+        """
+        b, r = self.b, self.r
+        rows = _np(b.e_parent).astype(np.int64)
+        if self.moved is not None:
+            rows = self.moved[rows]
+        child = self.spec_of(_hashes(b.e_child))  # by hash where they lie
+        types = np.frombuffer(b.e_types, np.uint8) if b.e_types else np.zeros(0, np.uint8)
+        virtuals = _np(b.e_virtuals)
+        if len(rows):
+            with_edges = distinct(rows)  # rows in read order
+            specs, firsts = np.unique(self.group[with_edges], return_index=True)
+            first_row = np.full(len(self.spec_hashes), -1, np.int64)
+            first_row[specs] = with_edges[firsts]
+            keep = first_row[self.group[rows]] == rows
+            order = np.flatnonzero(keep)
+            order = order[np.argsort(rows[order], kind="stable")]  # in read order
+            rows, child, types, virtuals = (a[order] for a in (rows, child, types, virtuals))
+        parent = self.group[rows] if len(rows) else rows
+        for number, edge in enumerate(np.flatnonzero(child < 0).tolist()):
+            row = int(rows[edge])
+            key = (1, int(r["position"][row]), 0, number)
             self.problems.append((
-                key, path,
-                f"{parents[edge].decode()} depends on {children[edge].decode()}, which no "
-                "loaded node describes; dependency dropped",
+                key, b.strings["file"].values[r["file"][row]],
+                f"{self.spec_hashes[parent[edge]].decode()} depends on "
+                f"{_hashes(b.e_child)[order[edge]].decode()}, which no loaded node describes; "
+                "dependency dropped",
                 "error",
             ))  # fmt: skip
-        keep = (child >= 0) & (parent >= 0)
-        parent = self.rank_of[parent[keep]]
-        child = self.rank_of[child[keep]]
-        types, virtuals = types[keep], virtuals[keep]
-        self.edge_order = np.arange(len(parent))  # read order, for the compiler's provider
-        key = parent * max(spec_count, 1) + child
-        unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        merged_types = np.zeros(len(unique), np.uint8)
-        np.bitwise_or.at(merged_types, inverse, types)
-        merged_virtuals = virtuals[first].copy()
-        differs = np.flatnonzero(virtuals != merged_virtuals[inverse])
-        if len(differs):  # one edge read twice with other virtuals: their union
-            rows = b.virtual_rows
-            union: dict[int, set[int]] = {}
-            for edge in differs.tolist():
-                union.setdefault(int(inverse[edge]), set(rows[merged_virtuals[inverse[edge]]]))
-                union[int(inverse[edge])] |= set(rows[virtuals[edge]])
-            for at, members in union.items():
-                names = tuple(b.strings["virtual"].values[c] for c in sorted(members))
-                merged_virtuals[at] = b.virtual_code(names)
-        self.edge_parent = (unique // max(spec_count, 1)).astype(np.int64)
-        self.edge_child = (unique % max(spec_count, 1)).astype(np.int64)
-        self.edge_types, self.edge_virtuals = merged_types, merged_virtuals
-        # The first edge read of each merged one: Spack >= 1.0's compiler is the first
-        # dependency (in the node's order) that provides c, else cxx, else fortran.
-        self.edge_first = first
+        keep = child >= 0
+        self.edge_parent = self.rank_of[parent[keep]]
+        self.edge_child = self.rank_of[child[keep]]
+        self.edge_types = types[keep].copy()
+        self.edge_virtuals = virtuals[keep].astype(np.int64)
 
     def spec_of(self, hashes: np.ndarray) -> np.ndarray:
         """The spec (hash position) of each hash; -1 for one no row has."""
         if not len(hashes):
             return np.zeros(0, np.int64)
-        at = np.searchsorted(self.spec_hashes, hashes)
-        at = np.minimum(at, max(len(self.spec_hashes) - 1, 0))
-        found = len(self.spec_hashes) > 0
-        ok = (self.spec_hashes[at] == hashes) if found else np.zeros(len(hashes), bool)
-        return np.where(ok, at, -1)
+        if not len(self.spec_hashes):
+            return np.full(len(hashes), -1, np.int64)
+        found = np.empty(len(hashes), np.int64)
+        for start in range(0, len(hashes), 1 << 20):  # a block at a time: 32 bytes a hash
+            block = hashes[start : start + (1 << 20)]
+            at = np.minimum(np.searchsorted(self.spec_hashes, block), len(self.spec_hashes) - 1)
+            found[start : start + len(block)] = np.where(self.spec_hashes[at] == block, at, -1)
+        return found
 
     def compilers_from_dependencies(self) -> None:
         """A Spack >= 1.0 node records no compiler: it is the dependency providing c, cxx
@@ -567,7 +572,6 @@ class _Finisher:
                 continue
             provides = virtual_sets.contains(np.array([code]))[self.edge_virtuals]
             edges = np.flatnonzero(provides & needs[parent_spec] & (chosen[parent_spec] < 0))
-            edges = edges[np.argsort(self.edge_first[edges], kind="stable")]
             specs, firsts = np.unique(parent_spec[edges], return_index=True)
             chosen[specs] = child_spec[edges[firsts]]
         specs = np.flatnonzero(chosen >= 0)
@@ -590,6 +594,8 @@ class _Finisher:
         b, r, a = self.b, self.r, self.arrays
         by_rank, winner = self.by_rank, self.winner[self.by_rank]
         spec_count = len(by_rank)
+        # First: merging an edge given twice may make a new set of virtuals.
+        parent, child, types, edge_virtuals = self._merged_edges(spec_count)
         a["hashes"] = self.spec_hashes
         a["rank_of"] = self.rank_of.astype(np.int32)
         a["position_of"] = by_rank.astype(np.int32)
@@ -635,31 +641,49 @@ class _Finisher:
         a["source.node"] = np.where(r["page"][winner], 0, r["number"][winner]).astype(np.int32)
         self.tarballs(spec_count)
         # Dependencies, as rows by parent rank, children in rank order, and reversed.
-        order = np.lexsort((self.edge_child, self.edge_parent))
-        parent, child = self.edge_parent[order], self.edge_child[order]
         a["deps.ptr"] = _ptr(parent, spec_count)
         a["deps.child"] = child.astype(np.int32)
-        a["deps.types"] = self.edge_types[order]
-        a["deps.virtuals"] = recode(self.edge_virtuals[order], virtuals[1])
-        back = np.lexsort((parent, child))
+        a["deps.types"] = types
+        a["deps.virtuals"] = recode(edge_virtuals, virtuals[1])
+        back = np.argsort(child * max(spec_count, 1) + parent)
         a["rdeps.ptr"] = _ptr(child[back], spec_count)
         a["rdeps.parent"] = parent[back].astype(np.int32)
         a["rdeps.edge"] = back.astype(np.int64)
 
+    def _merged_edges(self, spec_count: int) -> tuple[np.ndarray, ...]:
+        """(parent, child, deptype bits, virtual set) of each edge, by parent then child;
+        an edge given twice (a node naming one child twice) once, its types and sets joined."""
+        b = self.b
+        key = self.edge_parent * max(spec_count, 1) + self.edge_child
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        types, virtuals = self.edge_types[order], self.edge_virtuals[order]
+        again = np.flatnonzero(key[1:] == key[:-1]) + 1 if len(key) else key
+        if len(again):  # rare: merged into the first of each run, the rest dropped
+            first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            owner = np.searchsorted(first, again, side="right") - 1
+            np.bitwise_or.at(types, first[owner], types[again])
+            rows = b.virtual_rows
+            for at, other in zip(first[owner].tolist(), again.tolist(), strict=True):
+                joined = set(rows[virtuals[at]]) | set(rows[virtuals[other]])
+                names = tuple(b.strings["virtual"].values[c] for c in sorted(joined))
+                virtuals[at] = b.virtual_code(names)
+            keep = np.ones(len(key), bool)
+            keep[again] = False
+            key, types, virtuals = key[keep], types[keep], virtuals[keep]
+        width = max(spec_count, 1)
+        return key // width, key % width, types, virtuals
+
     def tarballs(self, spec_count: int) -> None:
         """Each spec's tarball, as one blob in rank order."""
-        starts, ends = self.tarball_span
+        starts, ends = (column.tolist() for column in self.tarball_span)
         chosen = self.tarball_of[self.by_rank]
-        if not len(starts):
-            starts = ends = np.zeros(1, np.int64)
-        lengths = np.where(chosen >= 0, ends[chosen] - starts[chosen], 0)
+        held = memoryview(self.b.h_tarball)
+        spans = [(starts[c], ends[c]) if c >= 0 else (0, 0) for c in chosen.tolist()]
         offsets = np.zeros(spec_count + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        held = self.b.h_tarball
-        data = np.frombuffer(bytes(held), np.uint8) if held else np.zeros(0, np.uint8)
-        total = int(offsets[-1])
-        at = np.repeat(np.where(chosen >= 0, starts[chosen], 0) - offsets[:-1], lengths)
-        self.arrays["tarball.blob"] = data[at + np.arange(total)] if total else data[:0]
+        np.cumsum([end - start for start, end in spans], out=offsets[1:])
+        blob = b"".join(held[start:end] for start, end in spans if end > start)
+        self.arrays["tarball.blob"] = np.frombuffer(blob, np.uint8)
         self.arrays["tarball.offsets"] = offsets
 
     def _set_table(self, name: str, rows: Sequence[tuple[int, ...]]) -> None:

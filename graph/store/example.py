@@ -71,11 +71,11 @@ def example_graph() -> CacheGraph:
         ],
         page=False,
     )
-    file = b.file_code("example/mirror/index.json")
     link, build = b.deptype_mask(("build", "link")), b.deptype_mask(("build",))
     none, c = b.virtual_code(()), b.virtual_code(("c", "cxx"))
-    b.add_edges(["a" * 32, "a" * 32, "z" * 32, "b" * 32], ["z" * 32, "g" * 32, "g" * 32, "y" * 32],
-                [link, build, build, link], [none, c, c, none], file)  # fmt: skip
+    # From rows 3 (a), 4 (z, read again) and 0 (b, whose page row stands for it).
+    b.add_edges([3, 3, 4, 0], ["z" * 32, "g" * 32, "g" * 32, "y" * 32],
+                [link, build, build, link], [none, c, c, none])  # fmt: skip
     mirror = b.add_mirror(MirrorInfo("develop/e4s", "example/mirror", "v2", "develop", "e4s"))
     b.add_held(["a" * 32, "z" * 32], mirror, [1000.0, 250.0], ["a.spack", "z.spack"])
     ml = b.add_mirror(MirrorInfo("develop/ml", "example/ml", "v3", "develop", "ml"))
