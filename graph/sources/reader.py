@@ -305,22 +305,10 @@ class Reader:
         if not isinstance(meta, dict):
             self.problem(path, "'meta' is not a mapping; ignored", line, warning=True)
             return
-        columns = listed.columns
-        stacks = list(chain.from_iterable(listed.stacks))
-        derived = {
-            "num_specs": len(listed.hashes),
-            "num_specs_by_stack": dict(Counter(stacks)),
-            "versions": set(columns["version"]),
-            "compilers": {c or "none" for c in set(columns["compiler"])},
-            "oss": set(columns["os"]),
-            "platforms": set(columns["platform"]),
-            "targets": set(columns["target"]),
-            "stacks": set(stacks),
-        }
-        for key, actual in derived.items():
+        for key, derive in _DERIVED.items():
             if key not in meta:
                 continue
-            stated = meta[key]
+            stated, actual = meta[key], derive(listed)
             if isinstance(actual, set) and isinstance(stated, list):
                 stated = set(map(str, stated))
                 if key == "compilers":
@@ -526,6 +514,19 @@ class Reader:
                     self.problem(
                         path, f"{filename} describes package {found!r}, not {package!r}", stage=1
                     )
+
+
+#: What each key of a page's ``meta`` summarizes, worked out from its records when it has it.
+_DERIVED = {
+    "num_specs": lambda listed: len(listed.hashes),
+    "num_specs_by_stack": lambda listed: dict(Counter(chain.from_iterable(listed.stacks))),
+    "versions": lambda listed: set(listed.columns["version"]),
+    "compilers": lambda listed: {c or "none" for c in set(listed.columns["compiler"])},
+    "oss": lambda listed: set(listed.columns["os"]),
+    "platforms": lambda listed: set(listed.columns["platform"]),
+    "targets": lambda listed: set(listed.columns["target"]),
+    "stacks": lambda listed: set(chain.from_iterable(listed.stacks)),
+}
 
 
 def _key(keyed: Keyed) -> tuple:

@@ -68,9 +68,12 @@ class Strings:
 
     def codes(self, values: Sequence[str]) -> list[int]:
         """The code of each value, adding the new ones: one C loop when all are known."""
-        found = list(map(self._index().get, values))
+        index = self._index()
+        found = list(map(index.get, values))
         if None in found:
-            found = [self.code(v) if c is None else c for v, c in zip(values, found, strict=True)]
+            for value in dict.fromkeys(v for v, c in zip(values, found, strict=True) if c is None):
+                self.code(value)
+            found = list(map(index.__getitem__, values))
         return found
 
     def packed(self) -> tuple[np.ndarray, np.ndarray]:
