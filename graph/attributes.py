@@ -165,6 +165,9 @@ class Attribute:
     many: bool = False
     #: what a filter on it means, when more than equality needs saying
     description: str | None = None
+    #: whether its values are nodes of the graph, each spec an edge to its own (a version
+    #: is no node: it means nothing apart from its package)
+    graph_node: bool = True
 
     @property
     def indexed(self) -> str:
@@ -173,7 +176,14 @@ class Attribute:
 
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute("package", page=None, node=lambda n: text(n, "name"), shown=str, weight=None),
-    Attribute("version", page=_page_version, node=_node_version, shown="@{}".format, weight=3.0),
+    Attribute(
+        "version",
+        page=_page_version,
+        node=_node_version,
+        shown="@{}".format,
+        weight=3.0,
+        graph_node=False,
+    ),
     Attribute(
         "compiler",
         page=lambda r: normalize_compiler(text(r, "compiler")),
@@ -191,6 +201,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         weight=1.0,
         many=True,
         description="The spec has every one of these variant settings, as recorded.",
+        graph_node=False,
     ),
     Attribute(
         "platform",
@@ -217,6 +228,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 
 #: The attributes a spec has one value of: index kind -> the SpecRecord attribute indexed
 SINGLE: dict[str, str] = {a.name: a.indexed for a in ATTRIBUTES if not a.many}
+#: The attributes whose values are nodes of the graph (package, compiler, os...)
+NODE_KINDS: tuple[str, ...] = tuple(a.name for a in ATTRIBUTES if a.graph_node)
 #: The attributes two specs can differ in (every one but the package), and their weights
 WEIGHTS: dict[str, float] = {a.name: a.weight for a in ATTRIBUTES if a.weight is not None}
 COMPARED: tuple[str, ...] = tuple(WEIGHTS)

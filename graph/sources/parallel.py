@@ -130,7 +130,9 @@ class Helper:
 
     def __init__(self, files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()) -> None:
         self.sent: bytes | None = None
-        root = str(Path(__file__).resolve().parents[2])
+        import cachegraph  # where the package is: the second process imports the same one
+
+        root = str(Path(cachegraph.__file__).resolve().parents[1])
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         code = "from cachegraph.graph.sources.parallel import main; main()"
         try:

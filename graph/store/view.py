@@ -43,6 +43,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from ..attributes import NODE_KINDS
 from ..bounded import SHARED, BoundedCache
 from ..spack.names import NO_COMPILER
 from .columns import Store
@@ -50,7 +51,7 @@ from .records import MirrorInfo, SpecRecord
 
 Node = tuple[str, str]
 #: The kinds of node, in the order the graph lists them.
-KINDS = ("spec", "package", "compiler", "target", "os", "platform", "stack", "tag", "mirror")
+KINDS = ("spec", *NODE_KINDS, "stack", "tag", "mirror")
 #: bytes of answers keyed by what clients send (filtered counts, a package's facts) kept
 #: on a graph, unless the server sets another budget
 KEPT_BYTES = 256 * 2**20
@@ -69,8 +70,8 @@ class FrozenDict(dict):
 
 
 NO_ATTRIBUTES = FrozenDict()
-#: the attributes a spec has an edge to a node of (its version is no node)
-_NODE_ATTRS = ("package", "compiler", "target", "os", "platform")
+#: the attributes a spec has an edge to a node of
+_NODE_ATTRS = NODE_KINDS
 _EDGE = {kind: FrozenDict(kind=kind) for kind in (*_NODE_ATTRS, "tag", "mirror")}
 
 
