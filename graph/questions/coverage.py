@@ -49,7 +49,13 @@ class Coverage:
 
 
 def held(spec: SpecRecord, tag: str | None, stacks: Sequence[str] | None) -> bool:
-    """Whether a mirror or page holds the spec, in the tag and one of the stacks when given."""
+    """Whether a mirror or page holds the spec, in the tag and one of the stacks when given.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> zlib = example_graph().spec("z" * 32)
+    >>> held(zlib, "develop", None), held(zlib, "v1", ["ml"]), held(zlib, None, ["e4s"])
+    (True, False, True)
+    """
     if tag is not None and tag not in spec.stacks:
         return False
     if stacks:
@@ -63,7 +69,18 @@ def coverage(
     tag: str | None = None,
     stacks: Sequence[str] | None = None,
 ) -> Coverage:
-    """Each concrete spec of ``env`` as a hit or a miss (roots first, then in file order)."""
+    """Each concrete spec of ``env`` as a hit or a miss (roots first, then in file order).
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> wanted = {h * 32: G.spec(h * 32) for h in "az"} | {"x" * 32: G.spec("y" * 32)}
+    >>> env = Environment(4, ("a" * 32,), wanted, {"a" * 32: (("zlib", "z" * 32),)})
+    >>> found = coverage(G, env, "develop")
+    >>> [(e.hash[0], e.spec is not None, e.reason) for e in found.entries], found.cached_roots
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ([('a', True, None), ('z', True, None), ('x', False, 'not in any loaded mirror')],
+     ('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',))
+    """
     entries = [_entry(G, hash, record, tag, stacks) for hash, record in env.specs.items()]
     hit = {e.hash for e in entries if e.spec is not None}
     cached_roots = tuple(r for r in env.roots if _closure(env, r) <= hit)
@@ -74,7 +91,14 @@ def hashes_coverage(
     G: CacheGraph, hashes: Sequence[str], tag: str | None = None,
     stacks: Sequence[str] | None = None,
 ) -> Coverage:  # fmt: skip
-    """The same for a list of full hashes (no environment: no lookalikes, no roots)."""
+    """The same for a list of full hashes (no environment: no lookalikes, no roots).
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> found = hashes_coverage(example_graph(), ["/" + "g" * 32, "b" * 32], tag="develop")
+    >>> [e.reason for e in found.entries]  # doctest: +NORMALIZE_WHITESPACE
+    ['known only as a dependency of cached specs, held by no mirror',
+     'held only in tag v1']
+    """
     found = []
     for hash in deadline.checked(dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes)):
         found.append(_entry(G, hash, G.spec(hash), tag, stacks))

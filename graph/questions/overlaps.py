@@ -22,7 +22,12 @@ class Overlap:
 
 def loaded_tag(G: CacheGraph, tag: str | None) -> bool:
     """Whether ``tag`` is None (every tag) or one the data has: an answer for another is
-    empty, and keeping it would keep every name a client invents."""
+    empty, and keeping it would keep every name a client invents.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> [loaded_tag(example_graph(), t) for t in (None, "v1", "v2")]
+    [True, True, False]
+    """
     return tag is None or tag in G.memoized("loaded tags", lambda: set(G.store.names("tag")))
 
 

@@ -101,7 +101,11 @@ class SpecQuery:
 
 
 def compiler_key(name: str) -> str:
-    """A compiler name as the index keys it: normalized, ``none`` for no compiler."""
+    """A compiler name as the index keys it: normalized, ``none`` for no compiler.
+
+    >>> compiler_key("gcc@=13.2.0"), compiler_key("none")
+    ('gcc@13.2.0', 'none')
+    """
     return normalize_compiler(name) or NO_COMPILER
 
 
