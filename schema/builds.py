@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import strawberry
 from cachegraph.graph.questions import counts
 from cachegraph.graph.spack.names import compiler_parts, normalize_compiler
@@ -11,20 +9,17 @@ from strawberry.types import Info
 
 from .context import graph
 from .cost import cost
+from .named import Named, accepts, names
 from .nodes import Node, global_id
 from .packages import PackageGroup
 
 
 @strawberry.type
 class Compiler(PackageGroup, Node):
-    kind: ClassVar[str] = "compiler"
+    is_type_of = accepts("compiler")
     name: str = strawberry.field(
         description="Normalized 'family@version', without Spack's '=' marker: 'gcc@13.2.0'."
     )
-
-    @classmethod
-    def named(cls, name: str) -> Compiler:
-        return cls(name=normalize_compiler(name) or name)
 
     @strawberry.field
     def id(self) -> strawberry.ID:
@@ -41,7 +36,7 @@ class Compiler(PackageGroup, Node):
 
 @strawberry.type
 class Target(PackageGroup, Node):
-    kind: ClassVar[str] = "target"
+    is_type_of = accepts("target")
 
     @strawberry.field
     def id(self) -> strawberry.ID:
@@ -50,11 +45,13 @@ class Target(PackageGroup, Node):
 
 def find_compiler(info: Info, name: str) -> Compiler | None:
     key = normalize_compiler(name)
-    return Compiler(name=key) if key and counts.spec_count(graph(info), "compiler", key) else None
+    if key and counts.spec_count(graph(info), "compiler", key):
+        return Named("compiler", key)
+    return None
 
 
 def find_target(info: Info, name: str) -> Target | None:
-    return Target(name=name) if counts.spec_count(graph(info), "target", name) else None
+    return Named("target", name) if counts.spec_count(graph(info), "target", name) else None
 
 
 @strawberry.type
@@ -67,7 +64,7 @@ class BuildQueries:
 
     @strawberry.field(metadata=cost(items=100), description="Compilers, ordered by name.")
     def compilers(self, info: Info, tag: str | None = None) -> list[Compiler]:
-        return [Compiler(name=n) for n in counts.names_in_scope(graph(info), "compiler", tag)]
+        return names("compiler", counts.names_in_scope(graph(info), "compiler", tag))
 
     @strawberry.field
     def target(self, info: Info, name: str) -> Target | None:
@@ -75,4 +72,4 @@ class BuildQueries:
 
     @strawberry.field(metadata=cost(items=100), description="Targets, ordered by name.")
     def targets(self, info: Info, tag: str | None = None) -> list[Target]:
-        return [Target(name=n) for n in counts.names_in_scope(graph(info), "target", tag)]
+        return names("target", counts.names_in_scope(graph(info), "target", tag))

@@ -12,19 +12,20 @@ from strawberry.types import Info
 
 from .context import graph, warn
 from .cost import cost
+from .counted import PackageCount, StackCount, package_counts, stack_counts
 from .coverage import Difference
+from .named import Named
 from .pagination import Slice, first_of
 from .specs import SpecConnection
 
 if TYPE_CHECKING:
     from .packages import Package
     from .specs import Spec
-    from .stacks import Stack, StackCount
+    from .stacks import Stack
     from .tags import Tag
 
 SpecRef = Annotated["Spec", strawberry.lazy(".specs")]
 PackageRef = Annotated["Package", strawberry.lazy(".packages")]
-StackCountRef = Annotated["StackCount", strawberry.lazy(".stacks")]
 StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
 TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
@@ -66,24 +67,6 @@ class LookalikeGroup:
 
 
 @strawberry.type
-class PackageCount:
-    package: PackageRef
-    spec_count: int
-
-
-def package_counts(counts: list[tuple[str, int]]) -> list[PackageCount]:
-    from .packages import Package
-
-    return [PackageCount(package=Package(name=n), spec_count=c) for n, c in counts]
-
-
-def stack_counts(counts: list[tuple[str, int]]) -> list[StackCountRef]:
-    from .stacks import Stack, StackCount
-
-    return [StackCount(stack=Stack(name=n), spec_count=c) for n, c in counts]
-
-
-@strawberry.type
 class Impact:
     found: strawberry.Private[impact.Impact]
 
@@ -105,7 +88,7 @@ class Impact:
     @strawberry.field(
         metadata=cost(items=100), description="Spec counts per stack, largest first, then name."
     )
-    def stacks(self) -> list[StackCountRef]:
+    def stacks(self) -> list[StackCount]:
         return stack_counts(self.found.stacks)
 
 
@@ -145,15 +128,11 @@ class TagDiff:
 
     @strawberry.field(name="from")
     def from_(self) -> TagRef:
-        from .tags import Tag
-
-        return Tag(name=self.old)
+        return Named("tag", self.old)
 
     @strawberry.field
     def to(self) -> TagRef:
-        from .tags import Tag
-
-        return Tag(name=self.new)
+        return Named("tag", self.new)
 
     @strawberry.field
     def added(self, info: Info, first: int | None = 50, after: str | None = None) -> SpecConnection:
@@ -177,10 +156,8 @@ class TagDiff:
     def packages(
         self, info: Info, order: ChangeOrder = ChangeOrder.NAME, first: int | None = None
     ) -> list[PackageChange]:
-        from .packages import Package
-
         found = tags.changes(graph(info), self.found, "package", most_changed=order.most)
-        return [PackageChange(package=Package(name=n), added=a, removed=r, kept=k)
+        return [PackageChange(package=Named("package", n), added=a, removed=r, kept=k)
                 for n, a, r, k in first_of(found, first)]  # fmt: skip
 
     @strawberry.field(
@@ -191,11 +168,9 @@ class TagDiff:
     def stacks(
         self, info: Info, order: ChangeOrder = ChangeOrder.NAME, first: int | None = None
     ) -> list[StackChange]:
-        from .stacks import Stack
-
         scope = (self.old, self.new)
         found = tags.changes(graph(info), self.found, "stack", scope, most_changed=order.most)
-        return [StackChange(stack=Stack(name=n), added=a, removed=r, kept=k)
+        return [StackChange(stack=Named("stack", n), added=a, removed=r, kept=k)
                 for n, a, r, k in first_of(found, first)]  # fmt: skip
 
 

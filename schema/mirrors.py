@@ -11,6 +11,7 @@ from strawberry.types import Info
 
 from .context import graph
 from .cost import cost
+from .named import Named
 from .nodes import Node, global_id
 from .specs import ORDER_BY, SpecConnection, SpecFilter, SpecOrder, spec_connection, spec_query
 
@@ -22,6 +23,7 @@ StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
 TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
 
+# A Mirror's objects are the graph's MirrorInfo themselves.
 @strawberry.type(description="A Spack build cache (a mirror) that specs were loaded from.")
 class Mirror(Node):
     name: str = strawberry.field(
@@ -33,43 +35,37 @@ class Mirror(Node):
         description="The build-cache layout: 'v2' (build_cache/index.json) or 'v3' "
         "(v3/manifests and blobs)."
     )
-    tag_name: strawberry.Private[str]
-    stack_name: strawberry.Private[str]
 
     @classmethod
-    def of(cls, m: MirrorInfo) -> Mirror:
-        return cls(name=m.name, location=m.location, layout=m.layout, tag_name=m.tag,
-                   stack_name=m.stack)  # fmt: skip
+    def is_type_of(cls, obj: object, info: object) -> bool:
+        return isinstance(obj, MirrorInfo | cls)
 
+    # Resolvers get the MirrorInfo as ``self``.
     @strawberry.field
-    def id(self) -> strawberry.ID:
+    def id(self: MirrorInfo) -> strawberry.ID:
         return global_id("Mirror", self.name)
 
     @strawberry.field(description="The tag whose stack holds this mirror's specs.")
-    def tag(self) -> TagRef | None:
-        from .tags import Tag
-
-        return Tag(name=self.tag_name)
+    def tag(self: MirrorInfo) -> TagRef | None:
+        return Named("tag", self.tag)
 
     @strawberry.field(description="The stack that holds this mirror's specs in its tag.")
-    def stack(self) -> StackRef | None:
-        from .stacks import Stack
-
-        return Stack.named(self.stack_name)
+    def stack(self: MirrorInfo) -> StackRef | None:
+        return Named("stack", self.stack)
 
     @strawberry.field(description="The specs it holds (not those it only references).")
-    def spec_count(self, info: Info) -> int:
+    def spec_count(self: MirrorInfo, info: Info) -> int:
         return holdings.mirror_holding(graph(info), self.name).spec_count
 
     @strawberry.field(
         metadata=cost(walks=True), description="Sum of the known tarball sizes, in bytes."
     )
-    def total_bytes(self, info: Info) -> float:
+    def total_bytes(self: MirrorInfo, info: Info) -> float:
         return holdings.mirror_holding(graph(info), self.name).total_bytes
 
     @strawberry.field(description="The specs it holds, in spec order.")
     def specs(
-        self,
+        self: MirrorInfo,
         info: Info,
         filter: SpecFilter | None = None,
         first: int | None = 50,
@@ -81,8 +77,7 @@ class Mirror(Node):
 
 
 def find_mirror(info: Info, name: str) -> Mirror | None:
-    found = graph(info).mirrors.get(name)
-    return None if found is None else Mirror.of(found)
+    return graph(info).mirrors.get(name)
 
 
 @strawberry.type
@@ -93,7 +88,7 @@ class MirrorQueries:
     )
     def mirrors(self, info: Info, tag: str | None = None) -> list[Mirror]:
         cg = graph(info)
-        return [Mirror.of(cg.mirrors[name]) for name in holdings.mirror_names(cg, tag)]
+        return [cg.mirrors[name] for name in holdings.mirror_names(cg, tag)]
 
     @strawberry.field(description="One mirror by name; null when none has it.")
     def mirror(self, info: Info, name: str) -> Mirror | None:

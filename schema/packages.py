@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from cachegraph.graph.questions import counts
@@ -12,101 +12,88 @@ from strawberry.types import Info
 
 from .context import graph
 from .cost import cost
+from .counted import StackCount, stack_counts
+from .diffs import LookalikeGroup, lookalike_groups
+from .named import Named, accepts, names
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
 from .specs import SpecGroup
 
 if TYPE_CHECKING:
     from .builds import Compiler, Target
-    from .diffs import LookalikeGroup
-    from .stacks import StackCount
     from .tags import Tag
 
 CompilerRef = Annotated["Compiler", strawberry.lazy(".builds")]
 TargetRef = Annotated["Target", strawberry.lazy(".builds")]
-StackCountRef = Annotated["StackCount", strawberry.lazy(".stacks")]
 TagRef = Annotated["Tag", strawberry.lazy(".tags")]
-LookalikeGroupRef = Annotated["LookalikeGroup", strawberry.lazy(".diffs")]
+
+
+def _facts(info: Info, name: str, tag: str | None) -> counts.PackageFacts:
+    return counts.package_facts(graph(info), name, tag)
 
 
 @strawberry.type
 class Package(SpecGroup, Node):
-    kind: ClassVar[str] = "package"
+    is_type_of = accepts("package")
 
     @strawberry.field
     def id(self) -> strawberry.ID:
         return global_id("Package", self.name)
-
-    def facts(self, info: Info, tag: str | None) -> counts.PackageFacts:
-        return counts.package_facts(graph(info), self.name, tag)
 
     @strawberry.field(
         metadata=cost(items=50),
         description="Distinct versions, ordered as Spack orders versions (oldest first).",
     )
     def versions(self, info: Info, tag: str | None = None) -> list[str]:
-        return self.facts(info, tag).versions
+        return _facts(info, self.name, tag).versions
 
     @strawberry.field(metadata=cost(items=20))
     def compilers(self, info: Info, tag: str | None = None) -> list[CompilerRef]:
-        from .builds import Compiler
-
-        return [Compiler(name=n) for n in self.facts(info, tag).compilers]
+        return names("compiler", _facts(info, self.name, tag).compilers)
 
     @strawberry.field(metadata=cost(items=20))
     def targets(self, info: Info, tag: str | None = None) -> list[TargetRef]:
-        from .builds import Target
-
-        return [Target(name=n) for n in self.facts(info, tag).targets]
+        return names("target", _facts(info, self.name, tag).targets)
 
     @strawberry.field(metadata=cost(items=10))
     def oss(self, info: Info, tag: str | None = None) -> list[str]:
-        return self.facts(info, tag).oss
+        return _facts(info, self.name, tag).oss
 
     @strawberry.field(metadata=cost(items=5))
     def platforms(self, info: Info, tag: str | None = None) -> list[str]:
-        return self.facts(info, tag).platforms
+        return _facts(info, self.name, tag).platforms
 
     @strawberry.field(
         metadata=cost(items=50),
         description="Spec count per stack, like a cache page's num_specs_by_stack; "
         "ordered by stack name.",
     )
-    def stacks(self, info: Info, tag: str | None = None) -> list[StackCountRef]:
-        from .stacks import Stack, StackCount
-
-        return [
-            StackCount(stack=Stack(name=s), spec_count=n)
-            for s, n in self.facts(info, tag).stack_counts
-        ]
+    def stacks(self, info: Info, tag: str | None = None) -> list[StackCount]:
+        return stack_counts(_facts(info, self.name, tag).stack_counts)
 
     @strawberry.field(metadata=cost(items=50))
     def tags(self, info: Info) -> list[TagRef]:
-        from .tags import Tag
-
-        return [Tag(name=t) for t in counts.tags_of(graph(info), "package", self.name)]
+        return names("tag", counts.tags_of(graph(info), "package", self.name))
 
     @strawberry.field(
         metadata=cost(items=50),
         description="Packages that some spec of this one depends on, by name.",
     )
     def dependencies(self, info: Info) -> list[Package]:
-        return [Package(name=n) for n in deps.package_dependencies(graph(info), self.name)]
+        return names("package", deps.package_dependencies(graph(info), self.name))
 
     @strawberry.field(
         metadata=cost(items=100),
         description="Packages with a spec that depends on a spec of this one.",
     )
     def dependents(self, info: Info) -> list[Package]:
-        return [Package(name=n) for n in deps.package_dependents(graph(info), self.name)]
+        return names("package", deps.package_dependents(graph(info), self.name))
 
     @strawberry.field(
         metadata=cost(items=20, walks=True),
         description="Groups of this package's lookalike specs, largest first.",
     )
-    def lookalikes(self, info: Info, tag: str | None = None) -> list[LookalikeGroupRef]:
-        from .diffs import lookalike_groups
-
+    def lookalikes(self, info: Info, tag: str | None = None) -> list[LookalikeGroup]:
         return lookalike_groups(info, self.name, tag)
 
 
@@ -137,7 +124,7 @@ def package_connection(
 
     return PackageConnection(
         slice=Slice("package", walk, lambda n: n, lambda: len(names), first, after),
-        wrap=lambda n: Package(name=n),
+        wrap=lambda n: Named("package", n),
     )
 
 
@@ -161,7 +148,7 @@ class PackageFilter:
 
 
 def find_package(info: Info, name: str) -> Package | None:
-    return Package(name=name) if counts.package_exists(graph(info), name) else None
+    return Named("package", name) if counts.package_exists(graph(info), name) else None
 
 
 @strawberry.type

@@ -73,8 +73,16 @@ class PageInfo:
 @dataclass
 class Page(Generic[T]):
     items: list[T]
-    cursors: list[str]
     has_next: bool
+    #: the cursor of each item, made when first asked (a page of nodes needs none)
+    cursor_of: Callable[[T], str]
+    _cursors: list[str] | None = None
+
+    @property
+    def cursors(self) -> list[str]:
+        if self._cursors is None:
+            self._cursors = list(map(self.cursor_of, self.items))
+        return self._cursors
 
 
 class Slice(Generic[T]):
@@ -101,10 +109,11 @@ class Slice(Generic[T]):
     def page(self) -> Page[T]:
         if self._page is None:
             items = list(itertools.islice(self.walk(self.after), self.first + 1))
-            shown = items[: self.first]
-            cursors = [encode_cursor(self.kind, self.key(i)) for i in shown]
-            self._page = Page(shown, cursors, len(items) > self.first)
+            self._page = Page(items[: self.first], len(items) > self.first, self.cursor)
         return self._page
+
+    def cursor(self, item: T) -> str:
+        return encode_cursor(self.kind, self.key(item))
 
 
 @strawberry.type
@@ -131,8 +140,8 @@ class Connection(Generic[T]):
         return PageInfo(
             has_next_page=page.has_next,
             has_previous_page=self.slice.after is not None,
-            start_cursor=page.cursors[0] if page.cursors else None,
-            end_cursor=page.cursors[-1] if page.cursors else None,
+            start_cursor=page.cursor_of(page.items[0]) if page.items else None,
+            end_cursor=page.cursor_of(page.items[-1]) if page.items else None,
         )
 
     @strawberry.field(metadata=cost(items=PAGE))

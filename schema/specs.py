@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from cachegraph.graph.attributes import ATTRIBUTES, SINGLE, spec_string
@@ -25,6 +25,7 @@ from strawberry.types import Info
 
 from .context import graph, warn
 from .cost import WHEN_TRANSITIVE, cost
+from .named import Named, names
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
 
@@ -79,37 +80,27 @@ class Spec(Node):
 
     @strawberry.field
     def package(self: SpecRecord) -> PackageRef:
-        from .packages import Package
-
-        return Package(name=self.package)
+        return Named("package", self.package)
 
     @strawberry.field(
         description="Null when the record's compiler is 'none' (e.g. pure-Python packages)."
     )
     def compiler(self: SpecRecord) -> CompilerRef | None:
-        from .builds import Compiler
-
-        return Compiler.named(self.compiler) if self.compiler else None
+        return Named("compiler", self.compiler) if self.compiler else None
 
     @strawberry.field
     def target(self: SpecRecord) -> TargetRef:
-        from .builds import Target
-
-        return Target(name=self.target)
+        return Named("target", self.target)
 
     @strawberry.field(
         metadata=cost(items=10), description="Stacks this spec is in, ordered by name."
     )
     def stacks(self: SpecRecord, tag: str | None = None) -> list[StackRef]:
-        from .stacks import Stack
-
-        return [Stack(name=s) for s in sorted(self.stacks_in(tag))]
+        return names("stack", sorted(self.stacks_in(tag)))
 
     @strawberry.field(metadata=cost(items=20))
     def tags(self: SpecRecord) -> list[TagRef]:
-        from .tags import Tag
-
-        return [Tag(name=t) for t in sorted(self.stacks)]
+        return names("tag", sorted(self.stacks))
 
     @strawberry.field(
         metadata=cost(items=20),
@@ -117,11 +108,8 @@ class Spec(Node):
         "holding it there.",
     )
     def stacks_by_tag(self: SpecRecord) -> list[TagStacks]:
-        from .stacks import Stack
-        from .tags import Tag
-
         return [
-            TagStacks(tag=Tag(name=t), stacks=[Stack(name=s) for s in sorted(self.stacks[t])])
+            TagStacks(tag=Named("tag", t), stacks=names("stack", sorted(self.stacks[t])))
             for t in sorted(self.stacks)
         ]
 
@@ -135,9 +123,7 @@ class Spec(Node):
         metadata=cost(items=10), description="The mirrors holding this spec, ordered by name."
     )
     def mirrors(self: SpecRecord, info: Info) -> list[MirrorRef]:
-        from .mirrors import Mirror
-
-        return [Mirror.of(m) for m in holdings.mirrors_of(graph(info), self.hash)]
+        return holdings.mirrors_of(graph(info), self.hash)
 
     @strawberry.field(
         description="Where its binary tarball is: a v3 blob or a v2 .spack file, in the first "
@@ -188,17 +174,13 @@ class Spec(Node):
         "by version, 'develop' newest)."
     )
     def first_seen(self: SpecRecord) -> TagRef | None:
-        from .tags import Tag
-
         first, _ = seen(self)
-        return None if first is None else Tag(name=first)
+        return None if first is None else Named("tag", first)
 
     @strawberry.field(description="The latest tag holding it.")
     def last_seen(self: SpecRecord) -> TagRef | None:
-        from .tags import Tag
-
         _, last = seen(self)
-        return None if last is None else Tag(name=last)
+        return None if last is None else Named("tag", last)
 
     @strawberry.field(
         metadata=cost(walks=WHEN_TRANSITIVE),
@@ -347,16 +329,23 @@ def spec_connection(
     return SpecConnection(slice=walk)
 
 
+def narrowed(group: Named, query: SpecQuery) -> SpecQuery:
+    """``query`` within a package, compiler, target or stack (``group``: its kind and name).
+
+    >>> narrowed(Named("stack", "e4s"), SpecQuery()).stacks
+    ('e4s',)
+    """
+    if group.kind == "stack":
+        return query.with_stack(group.name)
+    return query.narrowed(**{group.kind: group.name})
+
+
 @strawberry.type
 class SpecGroup:
-    """The fields of a type that groups specs by one attribute (package, compiler...)."""
+    """The fields of a type that groups specs by one attribute (package, compiler...); its
+    objects are ``Named`` of that kind."""
 
     name: str
-    #: the SpecQuery field this group fixes
-    kind: ClassVar[str]
-
-    def narrow(self, query: SpecQuery) -> SpecQuery:
-        return query.narrowed(**{self.kind: self.name})
 
     @strawberry.field
     def spec_count(self, info: Info, tag: str | None = None) -> int:
@@ -371,7 +360,7 @@ class SpecGroup:
         after: str | None = None,
         order_by: Annotated[list[SpecOrder] | None, strawberry.argument(ORDER_BY)] = None,
     ) -> SpecConnection:
-        return spec_connection(info, self.narrow(spec_query(filter, order_by)), first, after)
+        return spec_connection(info, narrowed(self, spec_query(filter, order_by)), first, after)
 
 
 @strawberry.type

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from cachegraph.graph.questions import counts, overlaps
 from cachegraph.graph.questions import mirrors as holdings
-from cachegraph.graph.questions.specs import SpecQuery
 from strawberry.types import Info
 
 from .context import graph
 from .cost import cost
+from .counted import StackCount
+from .named import Named, accepts, names
 from .nodes import Node, global_id
 from .packages import PackageGroup
 
@@ -24,16 +24,7 @@ TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
 @strawberry.type
 class Stack(PackageGroup, Node):
-    kind: ClassVar[str] = "stack"
-
-    @classmethod
-    @functools.lru_cache(maxsize=1024)
-    def named(cls, name: str) -> Stack:
-        """The Stack of this name, made once: stack names are few and objects immutable."""
-        return cls(name=name)
-
-    def narrow(self, query: SpecQuery) -> SpecQuery:
-        return query.with_stack(self.name)
+    is_type_of = accepts("stack")
 
     @strawberry.field
     def id(self) -> strawberry.ID:
@@ -52,9 +43,7 @@ class Stack(PackageGroup, Node):
 
     @strawberry.field(metadata=cost(items=50))
     def tags(self, info: Info) -> list[TagRef]:
-        from .tags import Tag
-
-        return [Tag(name=t) for t in counts.tags_of(graph(info), "stack", self.name)]
+        return names("tag", counts.tags_of(graph(info), "stack", self.name))
 
     @strawberry.field(
         metadata=cost(items=100),
@@ -62,12 +51,6 @@ class Stack(PackageGroup, Node):
     )
     def overlaps(self, info: Info, tag: str | None = None) -> list[StackOverlap]:
         return overlaps.overlaps_of(graph(info), self.name, tag)
-
-
-@strawberry.type
-class StackCount:
-    stack: Stack
-    spec_count: int
 
 
 # A StackOverlap's objects are the graph's Overlap records themselves, worked out at
@@ -84,18 +67,17 @@ class StackOverlap:
         return isinstance(obj, overlaps.Overlap | cls)
 
     @strawberry.field(metadata=cost(items=2), description="The two stacks, ordered by name.")
-    def stacks(self: overlaps.Overlap) -> list[Stack]:
-        return _pair(self.pair)
-
-
-@functools.lru_cache(maxsize=4096)
-def _pair(names: tuple[str, str]) -> tuple[Stack, ...]:
-    # Made once per pair, like Stack.named: an answer of every overlap asks for each.
-    return tuple(map(Stack.named, names))
+    def stacks(self: overlaps.Overlap, info: Info) -> list[Stack]:
+        # Made once per pair and graph: an answer of every overlap asks for each.
+        made = graph(info).memoized("overlap stacks", dict)
+        found = made.get(self.pair)
+        if found is None:
+            found = made[self.pair] = names("stack", self.pair)
+        return found
 
 
 def find_stack(info: Info, name: str) -> Stack | None:
-    return Stack(name=name) if counts.spec_count(graph(info), "stack", name) else None
+    return Named("stack", name) if counts.spec_count(graph(info), "stack", name) else None
 
 
 @strawberry.type
@@ -106,7 +88,7 @@ class StackQueries:
 
     @strawberry.field(metadata=cost(items=100), description="Stacks, ordered by name.")
     def stacks(self, info: Info, tag: str | None = None) -> list[Stack]:
-        return [Stack(name=n) for n in counts.names_in_scope(graph(info), "stack", tag)]
+        return names("stack", counts.names_in_scope(graph(info), "stack", tag))
 
     @strawberry.field(
         metadata=cost(items=1000),
@@ -117,3 +99,6 @@ class StackQueries:
         self, info: Info, stacks: list[str] | None = None, tag: str | None = None
     ) -> list[StackOverlap]:
         return overlaps.stack_overlaps(graph(info), stacks, tag)
+
+
+__all__ = ["Stack", "StackCount", "StackOverlap", "StackQueries", "find_stack"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from cachegraph.graph.questions import counts
@@ -11,12 +12,18 @@ from strawberry.types import Info
 
 from .context import graph
 from .cost import cost
+from .named import Named, accepts, names
 from .nodes import Node, global_id
-from .stacks import Stack
+
+if TYPE_CHECKING:
+    from .stacks import Stack
+
+StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
 
 
 @strawberry.type
 class Tag(Node):
+    is_type_of = accepts("tag")
     name: str
 
     @strawberry.field
@@ -24,8 +31,8 @@ class Tag(Node):
         return global_id("Tag", self.name)
 
     @strawberry.field(metadata=cost(items=100))
-    def stacks(self, info: Info) -> list[Stack]:
-        return [Stack(name=n) for n in counts.names_in_scope(graph(info), "stack", self.name)]
+    def stacks(self, info: Info) -> list[StackRef]:
+        return names("stack", counts.names_in_scope(graph(info), "stack", self.name))
 
     @strawberry.field(metadata=cost(walks=True))
     def package_count(self, info: Info) -> int:
@@ -51,7 +58,7 @@ Stats = strawberry.type(counts.Stats)
 
 
 def find_tag(info: Info, name: str) -> Tag | None:
-    return Tag(name=name) if counts.spec_count(graph(info), "tag", name) else None
+    return Named("tag", name) if counts.spec_count(graph(info), "tag", name) else None
 
 
 @strawberry.type
@@ -63,8 +70,8 @@ class TagQueries:
     @strawberry.field(metadata=cost(items=100), description="Tags, ordered by name unless asked.")
     def tags(self, info: Info, order: TagOrder = TagOrder.NAME) -> list[Tag]:
         cg = graph(info)
-        names = tags_newest_first(cg) if order is TagOrder.NEWEST_FIRST else counts.tag_names(cg)
-        return [Tag(name=n) for n in names]
+        found = tags_newest_first(cg) if order is TagOrder.NEWEST_FIRST else counts.tag_names(cg)
+        return names("tag", found)
 
     @strawberry.field(description="Totals over everything loaded, or over one tag.")
     def stats(self, info: Info, tag: str | None = None) -> Stats:

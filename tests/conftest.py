@@ -69,6 +69,16 @@ def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dic
     return json.loads(json.dumps(body))
 
 
+def break_records(graph: CacheGraph) -> None:
+    """Make every row the graph gives fail as a missing record would: an unexpected fault."""
+
+    def broken(ranks) -> list:
+        missing = None
+        return [missing.hash for _ in ranks]
+
+    graph.store.records = broken
+
+
 @pytest.fixture
 def run(seeds_graph: CacheGraph):
     """Execute a query on the seeds."""

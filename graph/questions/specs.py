@@ -109,8 +109,9 @@ def compiler_key(name: str) -> str:
     return normalize_compiler(name) or NO_COMPILER
 
 
-#: ranks per block a selection tests at once: small first (a first page), then larger
-_FIRST_BLOCK, _LARGEST_BLOCK = 64, 16384
+#: ranks per block a selection tests at once: small first (a default page of 50 and the one
+#: more that says whether there is a next), then larger
+_FIRST_BLOCK, _LARGEST_BLOCK = 51, 16384
 
 
 @dataclass

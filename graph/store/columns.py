@@ -257,7 +257,7 @@ class Store:
         return self.hashes[self.position_of[rank]].decode()
 
     def hash_list(self, ranks: np.ndarray) -> list[str]:
-        return self.hashes[self.position_of[ranks]].astype("U32").tolist()
+        return [h.decode() for h in self.hashes.take(self.position_of.take(ranks)).tolist()]
 
     def rank(self, hash: str) -> int | None:
         """The rank of the spec with this full hash; None when none has it."""
@@ -278,14 +278,14 @@ class Store:
         return self.records(np.array([rank], np.int64))[0]
 
     def records(self, ranks: Sequence[int] | np.ndarray) -> list[SpecRecord]:
-        """The records of these ranks, in their order: column by column, in C loops."""
+        """The records of these ranks, in their order: column by column, in C loops (a few
+        ranks one by one: a column's numpy call costs more than a row's Python)."""
         ranks = np.asarray(ranks, np.int64)
-        if not len(ranks):
-            return []
+        if len(ranks) <= 8:
+            return [self._record(rank) for rank in ranks.tolist()]
         columns: dict[str, list] = {"hash": self.hash_list(ranks)}
-        for a in ATTRS:
-            values = self.attribute_values(a)
-            columns[a] = list(map(values.__getitem__, self.codes[a][ranks].tolist()))
+        for a in ATTRS:  # a table of objects, taken from by codes: one C loop a column
+            columns[a] = self.attribute_objects(a).take(self.codes[a].take(ranks)).tolist()
         versions = self._table("versions", lambda: [(v,) for v in self.strings("version")])
         columns["versions"] = list(map(versions.__getitem__, self.codes["version"][ranks].tolist()))
         columns["variants"] = list(
@@ -302,6 +302,43 @@ class Store:
         columns["mirrors"] = list(map(self.mirror_sets().__getitem__, self.held[ranks].tolist()))
         columns["rank"] = ranks.tolist()
         return list(map(SpecRecord, *(columns[f] for f in SpecRecord.__slots__)))
+
+    def _record(self, rank: int) -> SpecRecord:
+        """One record, field by field (what ``records`` does for many)."""
+        coded = self._table("coded", self._coded)
+        fields = [self.hashes[self.position_of.item(rank)].decode()]
+        fields += [table[column.item(rank)] for column, table in coded]
+        layout, every = self.layout_objects()[self.layout.item(rank)]
+        file, node = self.arrays["source.file"].item(rank), self.arrays["source.node"].item(rank)
+        files = self.strings("file").values
+        size = self.size.item(rank)
+        offsets, blob = self.arrays["tarball.offsets"], self.arrays["tarball.blob"]
+        start, end = offsets.item(rank), offsets.item(rank + 1)
+        return SpecRecord(
+            *fields,
+            stacks=layout,
+            all_stacks=every,
+            source=files[file] if node <= 0 else f"{files[file]}#{node}",
+            from_page=bool(self.from_page.item(rank)),
+            size=None if size != size else size,  # NaN: unknown
+            tarball=blob[start:end].tobytes().decode() if end > start else "",
+            mirrors=self.mirror_sets()[self.held.item(rank)],
+            rank=rank,
+        )
+
+    def _coded(self) -> list[tuple[np.ndarray, list]]:
+        """(column, its values) of each coded field of a record, in SpecRecord's order after
+        the hash: package, version, versions, compiler, os, platform, target, variants."""
+        versions = self._table("versions", lambda: [(v,) for v in self.strings("version")])
+        by_field = {a: (self.codes[a], self.attribute_values(a)) for a in ATTRS}
+        by_field["versions"] = (self.codes["version"], versions)
+        by_field["variants"] = (self.variants, self.variant_tuples())
+        order = SpecRecord.__slots__[1 : SpecRecord.__slots__.index("variants") + 1]
+        return [by_field[name] for name in order]
+
+    def attribute_objects(self, kind: str) -> np.ndarray:
+        """``attribute_values`` as an array of objects, to take from by codes."""
+        return self._table(f"objects {kind}", lambda: np.array(self.attribute_values(kind), object))
 
     def attribute_values(self, kind: str) -> list[str | None]:
         """An attribute's table as record fields show it: ``none`` is no compiler."""
@@ -360,10 +397,3 @@ class Store:
 
     def __repr__(self) -> str:
         return f"<Store {self.n} specs, {self.edge_count} dependency edges>"
-
-
-def empty_store() -> Store:
-    """A store with nothing loaded."""
-    from .build import StoreBuilder
-
-    return StoreBuilder().finish()[0]

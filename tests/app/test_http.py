@@ -7,7 +7,7 @@ from cachegraph.graph import load
 from starlette.testclient import TestClient
 
 from cachegraph import DataSources, Settings, create_app
-from tests.conftest import SEEDS
+from tests.conftest import SEEDS, break_records
 
 STATS = "{ stats { packageCount specCount } }"
 BODY_SHAPE = "the body must be a JSON object, or an array of them (a batch)"
@@ -171,7 +171,7 @@ def test_no_error_carries_a_stack_trace(client):
 
 def test_a_server_fault_is_masked(seeds_graph):
     graph = load([SEEDS])[0]
-    graph.store.records = lambda ranks: [None] * len(ranks)  # a broken graph: resolvers fail
+    break_records(graph)  # resolvers will fail unexpectedly
     with TestClient(create_app(graph)) as client:
         response = client.post("/graphql", json={"query": "{ specs(first: 1) { nodes { hash } } }"})
     request_id = response.headers["x-request-id"]

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
 from cachegraph.observe import JsonFormatter
-from tests.conftest import SEEDS
+from tests.conftest import SEEDS, break_records
 
 STATS = {"query": "{ stats { specCount } }"}
 
@@ -43,7 +43,7 @@ def test_every_response_carries_a_request_id(client):
 
 def test_a_masked_error_and_its_log_line_share_the_request_id(caplog):
     graph = load([SEEDS])[0]
-    graph.store.records = lambda ranks: [None] * len(ranks)  # resolvers will fail unexpectedly
+    break_records(graph)  # resolvers will fail unexpectedly
     caplog.set_level(logging.ERROR, "cachegraph.errors")
     with TestClient(create_app(graph, settings=Settings())) as client:
         response = client.post("/graphql", json={"query": "{ specs(first: 1) { nodes { hash } } }"})
