@@ -32,6 +32,7 @@ It prints the tables and writes them, with the machine, to ``--out``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import asyncio
 import os
 import platform
@@ -302,6 +303,32 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def rss_with_children(pid: int) -> float:
+    """MB resident now in a process and its children (a load's second process)."""
+    total = 0.0
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    for each in pids:
+        try:
+            for line in Path(f"/proc/{each}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return total
+
+
+def seeds_start(times: int = 3) -> float:
+    """Seconds a server takes to be ready on the bundled seeds: the median of a few starts."""
+    found = []
+    for _ in range(times):
+        server = Server(None)
+        found.append(server.seconds)
+        server.stop()
+    return sorted(found)[len(found) // 2]
+
+
 class Server:
     """``cachegraph serve`` in a process of its own; ``seconds`` from start to ready."""
 
@@ -313,6 +340,7 @@ class Server:
         command += ["--port", str(self.port), "--log-level", "warning", *options]
         started = time.perf_counter()
         self.process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        self.peak_together = 0.0  # MB: the server and the process that loads beside it
         self.seconds = self._wait_ready(started)
 
     def _wait_ready(self, started: float, limit: float = 600) -> float:
@@ -328,6 +356,7 @@ class Server:
         while time.perf_counter() - started < limit:
             if self.process.poll() is not None:
                 raise RuntimeError("the server exited while starting")
+            self.peak_together = max(self.peak_together, rss_with_children(self.process.pid))
             if asyncio.run(ready()):
                 return time.perf_counter() - started
             time.sleep(0.02)
@@ -377,6 +406,8 @@ class Result:
     floor: float = 0.0
     cold: float = 0.0
     rss: float = 0.0
+    #: MB: the peak of the server and its second loading process together, while loading
+    rss_together: float = 0.0
     snapshot: float = 0.0
     cached_ms: float = 0.0
     ours: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -405,6 +436,7 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
     server = Server(tree, "--response-cache", "0", "--snapshot", str(snap))
     try:
         result.cold = server.seconds
+        result.rss_together = server.peak_together
         # The server writes its snapshot once it is ready: let that finish before measuring.
         deadline = time.monotonic() + 600
         while not snap.exists() and time.monotonic() < deadline:
@@ -472,6 +504,8 @@ class MirrorResult:
     floor: float = 0.0
     cold: float = 0.0
     rss: float = 0.0
+    rss_together: float = 0.0
+    snapshot: float = 0.0
     direct: tuple[float, float] = (0.0, 0.0)
     dependents: tuple[float, float] = (0.0, 0.0)
     dependents_of: str = ""
@@ -555,9 +589,13 @@ def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
     print(f"[mirrors {size:,}] index floor", flush=True)
     result.floor = index_floor(blobs)
     print(f"[mirrors {size:,}] cold start", flush=True)
-    server = Server(None, "--mirrors-file", str(tree / "mirrors.yaml"), "--response-cache", "0")
+    snap = args.work / f"mirrors-snapshot-{size}"
+    snap.unlink(missing_ok=True)
+    served = ("--mirrors-file", str(tree / "mirrors.yaml"))
+    server = Server(None, *served, "--response-cache", "0", "--snapshot", str(snap))
     try:
         result.cold = server.seconds
+        result.rss_together = server.peak_together
         asks = [
             ("direct", "query($h: String!) { spec(hash: $h) { dependencies { hash } } }",
              [{"h": h} for h in chosen]),
@@ -601,9 +639,37 @@ def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
             result.failures += failed
             print(f"[mirrors {size:,}] {name}: p50 {measured[0]:.2f} ms", flush=True)
         result.rss = peak_rss_mb(server.process.pid)
+        deadline = time.monotonic() + 600
+        while not snap.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
     finally:
         server.stop()
+    print(f"[mirrors {size:,}] restart from the snapshot", flush=True)
+    server = Server(None, *served, "--snapshot", str(snap))
+    result.snapshot = server.seconds
+    server.stop()
     return result
+
+
+def start_targets(big: MirrorResult) -> list[str]:
+    """The start-up targets of the mirror workload: at a million specs (the public cache's
+    every release), cold at most twice the floor, RSS 4 GB, restart 3 s; below, cold at most
+    1.5 times the floor, RSS 1 GB, restart within 2 s of a start on the seeds."""
+    large = big.specs >= 1_000_000
+    ratio, rss = (2.0, 4096) if large else (1.5, 1024)
+    restart, allowed = (big.snapshot, 3.0) if large else (big.snapshot - SEEDS_START[0], 2.0)
+    what = "restart from the snapshot" if large else "restart from the snapshot, past the seeds'"
+    return [
+        f"| cold start ≤ {ratio:g}× the index floor | {big.cold / big.floor:.2f}× | "
+        f"{verdict(big.cold <= ratio * big.floor)} |",
+        f"| peak RSS ≤ {rss / 1024:g} GB | {big.rss:,.0f} MB ({big.rss_together:,.0f} MB with "
+        f"the second process) | {verdict(big.rss <= rss)} |",
+        f"| {what} ≤ {allowed:g} s | {restart:.2f} s | {verdict(restart <= allowed)} |",
+    ]
+
+
+#: seconds to start on the bundled seeds, measured once a run (``main``)
+SEEDS_START = [0.0]
 
 
 def mirror_report(results: list[MirrorResult]) -> list[str]:
@@ -615,14 +681,16 @@ def mirror_report(results: list[MirrorResult]) -> list[str]:
         "direct dependencies, a quarter lookalikes; served with `--mirrors-file`; every file "
         "read once before the floor and the server are timed, so both find it in the page cache.",
         "",
-        "| specs | index records | index floor | cold start | ratio | peak RSS | "
-        "direct dependencies p50 / p99 | transitive dependents counted p50 / p99 |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| specs | index records | index floor | cold start | ratio | restart from snapshot "
+        "| peak RSS (with the second process) | direct dependencies p50 / p99 "
+        "| transitive dependents counted p50 / p99 |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
             f"| {r.specs:,} | {r.records:,} | {r.floor:.1f} s | {r.cold:.1f} s | "
-            f"{r.cold / r.floor:.1f}× | {r.rss:,.0f} MB | {r.direct[0]:.2f} / {r.direct[1]:.2f} ms "
+            f"{r.cold / r.floor:.1f}× | {r.snapshot:.1f} s | {r.rss:,.0f} MB "
+            f"({r.rss_together:,.0f} MB) | {r.direct[0]:.2f} / {r.direct[1]:.2f} ms "
             f"| {r.dependents[0]:.1f} / {r.dependents[1]:.1f} ms |"
         )
     lines += [
@@ -653,9 +721,7 @@ def mirror_report(results: list[MirrorResult]) -> list[str]:
         "",
         "| target | measured | |",
         "|---|---|---|",
-        f"| cold start ≤ 5× the index floor | {big.cold / big.floor:.1f}× | "
-        f"{verdict(big.cold <= 5 * big.floor)} |",
-        f"| peak RSS ≤ 2.5 GB | {big.rss:,.0f} MB | {verdict(big.rss <= 2560)} |",
+        *start_targets(big),
         f"| a spec's direct dependencies ≤ 2 ms | {big.direct[0]:.2f} ms | "
         f"{verdict(big.direct[0] <= 2)} |",
         f"| transitive dependents of the most depended-on library, counted, ≤ 100 ms | "
@@ -667,6 +733,14 @@ def mirror_report(results: list[MirrorResult]) -> list[str]:
             for name, ms in QUESTION_TARGETS
             if name in big.language
         ],
+        *(
+            [
+                f"| impact of the most depended-on library ≤ 50 ms at a million specs | "
+                f"{big.language[IMPACT][0]:.2f} ms | {verdict(big.language[IMPACT][0] <= 50)} |"
+            ]
+            if big.specs >= 1_000_000 and IMPACT in big.language
+            else []
+        ),
     ]
     return lines
 
@@ -703,13 +777,16 @@ def report(
         "",
         "### Start-up and memory",
         "",
-        "| specs | JSON floor | cold start | ratio | restart from snapshot | peak RSS |",
+        f"A start on the bundled seeds took {SEEDS_START[0]:.2f} s (the median of three).",
+        "",
+        "| specs | JSON floor | cold start | ratio | restart from snapshot | peak RSS "
+        "(with the second process) |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
             f"| {r.specs:,} | {r.floor:.1f} s | {r.cold:.1f} s | {r.cold / r.floor:.1f}× | "
-            f"{r.snapshot:.1f} s | {r.rss:,.0f} MB |"
+            f"{r.snapshot:.1f} s | {r.rss:,.0f} MB ({r.rss_together:,.0f} MB) |"
         )
     lines += ["", "### Latency (ms, p50 / p99)", ""]
     header = "| question | " + " | ".join(f"{r.size:,}" for r in results)
@@ -760,10 +837,11 @@ def targets(results: list[Result], fixed: list[str]) -> list[str]:
     def add(target: str, measured: str, ok: bool) -> None:
         lines.append(f"| {target} | {measured} | {verdict(ok)} |")
 
-    add("cold start ≤ 20 s", f"{big.cold:.1f} s", big.cold <= 20)
-    add("cold start ≤ 5× the JSON floor", f"{big.cold / big.floor:.1f}×", big.cold <= 5 * big.floor)
-    add("peak RSS ≤ 3 GB", f"{big.rss:,.0f} MB", big.rss <= 3072)
-    add("snapshot restart ≤ 5 s", f"{big.snapshot:.1f} s", big.snapshot <= 5)
+    add("cold start ≤ 2× the JSON floor", f"{big.cold / big.floor:.2f}×", big.cold <= 2 * big.floor)
+    past = big.snapshot - SEEDS_START[0]
+    add("restart from the snapshot within 1 s of a start on the seeds", f"{past:+.2f} s", past <= 1)
+    add("peak RSS ≤ 1 GB", f"{big.rss:,.0f} MB ({big.rss_together:,.0f} MB with the second "
+        "process)", big.rss <= 1024)  # fmt: skip
     if mid:
         worst = max(fixed, key=lambda n: big.ours[n][0] / mid[0].ours[n][0])
         ratio = big.ours[worst][0] / mid[0].ours[worst][0]
@@ -801,6 +879,7 @@ LANGUAGE_TARGETS = [
 ]
 
 
+IMPACT = "impact of the most depended-on library"
 #: (question, target in ms) of the graph questions, at the largest mirror workload
 QUESTION_TARGETS = [
     ("coverage of a 500-spec lockfile", 50),
@@ -913,6 +992,8 @@ def main() -> int:
         peer.start(free_port())
     else:
         print(f"peer: {peer_missing}", file=sys.stderr)
+    print("a start on the seeds", flush=True)
+    SEEDS_START[0] = seeds_start()
     try:
         results = [run_size(size, args, peer) for size in args.sizes]
     finally:
