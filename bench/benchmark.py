@@ -32,8 +32,8 @@ It prints the tables and writes them, with the machine, to ``--out``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import asyncio
+import contextlib
 import os
 import platform
 import random
