@@ -1,13 +1,13 @@
 """What a spec is apart from its hash and its dependencies, each attribute declared once.
 
 ``ATTRIBUTES`` has one row per attribute of a spec's own: how a page row and a
-spec node (spec files, mirror indices, lockfiles) give it, which record
-attribute the rank index keys (and so what filters, facets and counts use),
-how a spec string shows it, and how far apart two specs that differ in it are.
-The readers, the rank index, ``SpecFilter``'s fields, spec strings, the
-lookalike key, likeness distances and the warnings about a hash listed twice
-derive from it; a snapshot stores every field ``SpecRecord`` declares, and a
-test checks each row names one.
+spec node (spec files, mirror indices, lockfiles) give it, how a spec string
+shows it, how far apart two specs that differ in it are, and whether its values
+are nodes of the graph. The readers, the store's column, table and index of
+each (graph/store), the graph's nodes and edges, ``SpecFilter``'s fields,
+filters, facets, counts, orders, spec strings, the lookalike key, likeness
+distances and the warnings about a hash listed twice derive from it; a test
+checks each row names a ``SpecRecord`` field.
 
 Its order is the spec string's: ``package@version%compiler+variants
 arch=platform-os-target``.

@@ -36,6 +36,12 @@ def impact(G: CacheGraph, text: str, tag: str | None = None) -> Impact:
     if constraint.transitive:
         raise BadArgument("impact takes the constraint of one node, e.g. 'openssl@3.0:3.0.99'")
     check_known(G, constraint.root)
+    # Kept within the graph's byte budget: the dependents of a library every spec links
+    # are a walk over every edge, and a dashboard asks the same impact again and again.
+    return G.kept(("impact", text, tag), lambda: _impact(G, constraint, tag))
+
+
+def _impact(G: CacheGraph, constraint, tag: str | None) -> Impact:
     store = G.store
     warnings = () if store.edge_count else (
         "the loaded data has no dependency DAGs: nothing is reached",)  # fmt: skip
