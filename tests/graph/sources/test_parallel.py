@@ -117,3 +117,17 @@ def test_a_folder_that_misnames_its_package_still_gives_contract_order(tree: Pat
 
 def test_spec_files_and_the_pages_naming_them_load_as_in_one_process(shared_data: Path):
     assert_same_load(shared_data)
+
+
+def test_mirrors_read_in_two_processes_load_as_in_one(tmp_path: Path):
+    from cachegraph.graph.sources.mirrors import mirrors_file
+    from cachegraph.synthmirror import synthesize_mirrors
+
+    synthesize_mirrors(tmp_path, 2000, seed=3)
+    mirrors = mirrors_file(tmp_path / "mirrors.yaml")
+    (one, one_report), (two, two_report) = (load([], mirrors, processes=n) for n in (1, 2))
+    one_report.seconds = two_report.seconds = 0.0
+    assert two_report == one_report and not one_report.problems
+    assert fields(two) == fields(one)
+    a, b = one.store.arrays, two.store.arrays
+    assert all(np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
