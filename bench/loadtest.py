@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from attacks import KINDS, attack, hostile_pages, write_page
 from cachegraph.graph import load
 from cachegraph.schema import schema
+from cachegraph.schema.context import Context
 from harness import Connection, free_port, pct, rss_kb, wait_ready
 
 from cachegraph.synth import synthesize
@@ -51,7 +52,7 @@ BUDGETS = {"CACHEGRAPH_QUERY_CACHE": "16777216", "CACHEGRAPH_RESPONSE_CACHE": "1
 
 
 def answer(graph, query: str, variables: dict) -> dict:
-    result = schema.execute_sync(query, variable_values=variables, context_value={"graph": graph})
+    result = schema.execute_sync(query, variable_values=variables, context_value=Context(graph))
     body: dict = {"data": result.data}
     if result.errors:
         body["errors"] = [e.formatted for e in result.errors]

@@ -99,6 +99,8 @@ def show_settings(args: argparse.Namespace) -> int:
 
 
 def query(args: argparse.Namespace) -> int:
+    from cachegraph.schema.context import Context
+
     from .app import served_schema
     from .execution import BadRequest, Executor, Operation
 
@@ -120,7 +122,7 @@ def query(args: argparse.Namespace) -> int:
     settings = config.Settings()
     executor = Executor(served_schema(settings), limits=settings.limits())
     try:
-        body = executor.run(Operation(text, variables), {"graph": graph})
+        body = executor.run(Operation(text, variables), Context(graph))
     except BadRequest as exc:
         print(f"cachegraph query: {exc.message}", file=sys.stderr)
         return 2

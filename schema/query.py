@@ -12,7 +12,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
-from .context import graph, with_warnings
+from .context import Context, graph, with_warnings
 from .coverage import CoverageQueries
 from .diffs import DiffQueries
 from .facets import FacetQueries
@@ -105,12 +105,11 @@ class CacheGraphSchema(strawberry.Schema):
 
     def execute_sync(self, query, variable_values=None, context_value=None, *args, **kwargs):
         result = super().execute_sync(query, variable_values, context_value, *args, **kwargs)
+        known = isinstance(context_value, Context)
         if result.errors:
-            request_id = (
-                context_value.get("request_id") if isinstance(context_value, dict) else None
-            )
+            request_id = context_value.request_id if known else None
             result.errors = [masked(e, request_id) for e in result.errors]
-        return with_warnings(result, context_value) if isinstance(context_value, dict) else result
+        return with_warnings(result, context_value) if known else result
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from cachegraph.graph import CacheGraph, load
 from cachegraph.schema import schema
+from cachegraph.schema.context import Context
 from graphql import parse
 
 from cachegraph.execution import compiled
@@ -54,7 +55,7 @@ def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dic
     Every query also goes through the direct path (``cachegraph.execution.compiled``) when it
     has a Plan, which must give the same data, or no answer when there are errors.
     """
-    context = {"graph": graph}
+    context = Context(graph)
     result = schema.execute_sync(query, variable_values=variables, context_value=context)
     if not result.errors or any(e.path for e in result.errors):  # valid: executed
         plan = compiled.plan(schema, parse(query), None)

@@ -41,6 +41,7 @@ from cachegraph.graph import deadline
 from cachegraph.graph.bounded import BoundedCache
 from cachegraph.graph.errors import TimedOut
 from cachegraph.graph.store.view import CacheGraph
+from cachegraph.schema.context import Context
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
@@ -174,7 +175,7 @@ class Executor:
 
     async def _payload(self, op: Operation, graph: CacheGraph, method: str, small: bool) -> bytes:
         """The operation's answer as JSON: kept, computed on the loop, or in a thread."""
-        context = {"graph": graph, "request_id": request_id.get()}
+        context = Context(graph, request_id.get())
         if small:
             key = self.responses.key(method, op)
             found = self._cached(graph, key)
@@ -229,11 +230,11 @@ class Executor:
 
     _UNKEYED: Any = object()
 
-    def _respond(self, op: Operation, context: dict, method: str, key: Any = _UNKEYED) -> bytes:
+    def _respond(self, op: Operation, context: Context, method: str, key: Any = _UNKEYED) -> bytes:
         """The operation's JSON answer, kept for next time when it has no errors."""
         if key is Executor._UNKEYED:  # not looked up on the loop: here, then
             key = self.responses.key(method, op)
-            found = self._cached(context["graph"], key)
+            found = self._cached(context.graph, key)
             if found is not None:
                 return found
         body = self.run(op, context, method)
@@ -241,7 +242,7 @@ class Executor:
         if key is not None:  # counted once executed: a timeout is not a miss
             self.metrics.cached.labels("miss").inc()
             if "errors" not in body:  # errors carry request ids, and may be transient
-                self.responses.put(context["graph"], key, payload)
+                self.responses.put(context.graph, key, payload)
         return payload
 
     def _cached(self, graph: CacheGraph, key: Any) -> bytes | None:
@@ -252,7 +253,7 @@ class Executor:
 
     # -- one operation -----------------------------------------------------------------
 
-    def run(self, op: Operation, context: dict, method: str = "POST") -> dict[str, Any]:
+    def run(self, op: Operation, context: Context, method: str = "POST") -> dict[str, Any]:
         """The JSON body answering ``op`` (data, errors, extensions); BadRequest when the
         operation cannot run at all (an unknown operation name, a mutation over GET).
 
@@ -267,13 +268,14 @@ class Executor:
         plan = prepared.plan(self.schema, op.name)
         if plan is not None and (data := plan.answer(op.variables, context)) is not None:
             self.metrics.executed.labels("direct").inc()
-            return _body(data, None, context.get("warnings"))
+            return _body(data, None, context.warnings)
         self.metrics.executed.labels("standard").inc()
+        context.prepared = prepared
         try:
             result = self.schema.execute_sync(
                 op.query,
                 variable_values=op.variables,
-                context_value={**context, "prepared": prepared},
+                context_value=context,
                 operation_name=op.name,
                 allowed_operation_types=OperationType.from_http(method),
                 operation_extensions=op.extensions,

@@ -33,6 +33,8 @@ from graphql import (
 from strawberry import Schema
 from strawberry.extensions import SchemaExtension
 
+from cachegraph.schema.context import Context
+
 from . import compiled
 from .limits import Costs, Limits, Measured, check_document, scan_tokens
 
@@ -127,13 +129,13 @@ class Prepared:
 class Prechecked(SchemaExtension):
     """Gives Strawberry the request's Prepared document, and keeps its validation there.
 
-    The executor puts the Prepared in the context under ``"prepared"``; without
+    The executor puts the Prepared in the context's ``prepared``; without
     one (a schema executed directly), Strawberry parses and validates as usual.
     """
 
     def _prepared(self) -> Prepared | None:
         context = self.execution_context.context
-        return context.get("prepared") if isinstance(context, dict) else None
+        return context.prepared if isinstance(context, Context) else None
 
     def on_parse(self) -> Iterator[None]:
         prepared = self._prepared()

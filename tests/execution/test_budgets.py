@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 from cachegraph.graph import load
 from cachegraph.schema import build_schema
+from cachegraph.schema.context import Context
 
 from cachegraph.execution import Budgets, Executor, Limits, Operation, schema_extensions
 from tests.conftest import SEEDS
@@ -62,7 +63,7 @@ def test_distinct_large_inputs_stay_within_the_budget(graph, make, cache):
 
     def run() -> None:
         for n in range(40):  # 4 MB sent
-            body = executor.run(make(n), {"graph": graph})
+            body = executor.run(make(n), Context(graph))
             assert "errors" not in body
 
     grown = kept_while(run)

@@ -10,6 +10,7 @@ import pytest
 import strawberry
 from cachegraph.graph import CacheGraph
 from cachegraph.schema import schema
+from cachegraph.schema.context import Context
 from graphql import parse
 
 from cachegraph.execution import compiled
@@ -21,7 +22,7 @@ HASH = "drrds2oxjpmqdoamsywhkl7us3fa3kor"  # py-ml-dtypes 0.4.0 in the seeds
 def answer(graph: CacheGraph, query: str, variables: dict | None = None) -> dict | None:
     plan = compiled.plan(schema, parse(query), None)
     assert plan is not None
-    return plan.answer(variables, {"graph": graph})
+    return plan.answer(variables, Context(graph))
 
 
 def test_fragments_aliases_and_typename_are_answered_as_the_standard_path_does(seeds_graph):

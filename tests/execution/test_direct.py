@@ -8,6 +8,7 @@ import re
 import pytest
 from cachegraph.graph import CacheGraph
 from cachegraph.schema import build_schema
+from cachegraph.schema.context import Context
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
@@ -90,7 +91,7 @@ def test_an_operation_runs_on_the_event_loop_only_when_fast_the_last_time(
     executor = Executor(build_schema(schema_extensions(Limits())))
     op = Operation(query, {"s": "root"})
     assert executor.runs_inline(op) is False  # not seen: the standard path, in a thread
-    answers = [executor.run(op, {"graph": seeds_graph}) for _ in range(2)]
+    answers = [executor.run(op, Context(seeds_graph)) for _ in range(2)]
     assert answers[0] == answers[1]
     executor.prepared.get(query).plans[None].latest = latest
     assert executor.runs_inline(op) is inline
@@ -100,7 +101,7 @@ def test_introspection_never_runs_on_the_event_loop(seeds_graph):
     executor = Executor(build_schema(schema_extensions(Limits())))
     op = Operation("{ __schema { queryType { name } } }")
     for _ in range(3):
-        assert executor.run(op, {"graph": seeds_graph}) == {
+        assert executor.run(op, Context(seeds_graph)) == {
             "data": {"__schema": {"queryType": {"name": "Query"}}}
         }
     assert executor.runs_inline(op) is False
