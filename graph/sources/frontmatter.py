@@ -163,7 +163,9 @@ def load_yaml(text: str, what: str = "YAML", first_line: int = 1) -> Any:
         line = first_line + mark.line if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         if "nesting depth" in problem:  # libyaml ≥ 0.2.5 stops deep nesting in its scanner
-            raise BadRecord(f"{what} nests more than {MAX_NESTING} levels deep; not read", line)
+            raise BadRecord(
+                f"{what} nests more than {MAX_NESTING} levels deep; not read", line
+            ) from None
         raise BadRecord(f"{what} is not valid YAML: {problem}", line) from None
 
 
