@@ -236,7 +236,8 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
 
 def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple[str, float | None]:
     """Where a v2 mirror keeps a spec's tarball, and its size where known."""
-    node = entry.get("spec") if isinstance(entry.get("spec"), dict) else {}
+    node = index_node(entry)
+    node = node if isinstance(node, dict) else {}
     name, version = node.get("name", "?"), node.get("version", "?")
     if stem is None:
         arch = node.get("arch") if isinstance(node.get("arch"), dict) else {}
@@ -527,6 +528,26 @@ def index_installs(doc: Any) -> dict:
     if not isinstance(installs, dict):
         raise BadRecord("index 'installs' must be a mapping of hash to record")
     return installs
+
+
+def index_node(entry: Any) -> Any:
+    """The spec node of an index record, with its ``name``.
+
+    Database version 5 and older key the node by its package name
+    (``{"spec": {"zlib": {...}}}``); Spack's ``Database._read_spec_from_dict`` reads a
+    spec mapping without ``name`` that way (``lib/spack/spack/database.py``).
+
+    >>> index_node({"spec": {"zlib": {"version": "1.2"}}})
+    {'name': 'zlib', 'version': '1.2'}
+    >>> index_node({"spec": {"name": "zlib"}})
+    {'name': 'zlib'}
+    """
+    spec = entry.get("spec") if isinstance(entry, dict) else entry
+    if isinstance(spec, dict) and "name" not in spec and len(spec) == 1:
+        ((name, body),) = spec.items()
+        if isinstance(body, dict):
+            return {"name": name, **body}
+    return spec
 
 
 def held(entry: Any) -> bool:

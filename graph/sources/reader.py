@@ -34,7 +34,7 @@ from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from . import files
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
-from .mirrors import MirrorSource, held, index_installs, read_mirror
+from .mirrors import MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
     Edges,
     Listed,
@@ -535,10 +535,7 @@ def _key(keyed: Keyed) -> tuple:
 
 def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
     """(hash, node) of each record of an index's ``installs``."""
-    return [
-        (h, entry.get("spec") if isinstance(entry, dict) else entry)
-        for h, entry in installs.items()
-    ]
+    return [(h, index_node(entry)) for h, entry in installs.items()]
 
 
 def _brief(value: Any) -> str:
