@@ -196,12 +196,16 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
     read.tarball = lambda hash, entry: _v2_tarball(folder, hash, entry, stems.get(hash))
 
     def later(listed: set[str]) -> None:
-        """The spec files of the specs the index does not list (all, without an index)."""
+        """Without an index, every spec file; beside one, none: Spack lists what the index
+        holds, and a spec file it does not list is not in the mirror (said, not read)."""
+        if read.index is not None:
+            unlisted = [n for n in names if (m := _HASH_AT_END.search(n)) is None
+                        or m.group(1) not in listed]  # fmt: skip
+            _not_listed(read, index, unlisted)
+            return
         for name in names:
             found = _HASH_AT_END.search(name)
             hash = found.group(1) if found else None
-            if hash is not None and hash in listed:
-                continue
             spec_path = folder / name
             data = _bytes(read, spec_path)
             if data is None:
@@ -218,6 +222,23 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
 
     read.later = later
     return read
+
+
+def _not_listed(read: MirrorRead, index: Path, unlisted: list[str]) -> None:
+    """A warning naming the spec files an index does not list: not in its mirror.
+
+    Spack's ``BinaryCacheIndex`` knows a mirror by its index alone
+    (``_associate_built_specs_with_mirror`` in ``binary_distribution.py``): ``spack
+    buildcache list`` and ``spack install`` see no spec the index does not list.
+    """
+    if unlisted:
+        read.problem(
+            index,
+            f"{len(unlisted)} spec file{'s' if len(unlisted) > 1 else ''} beside the index "
+            f"{'are' if len(unlisted) > 1 else 'is'} not listed in it (the first: "
+            f"{unlisted[0]}): not in this mirror, as Spack lists what the index holds; not read",
+            "warning",
+        )
 
 
 def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
@@ -294,8 +315,17 @@ def _read_v3(root: Path) -> MirrorRead:
     read.tarball = lambda hash, entry: read.tarballs.get(hash, ("", None))
 
     def later(indexed: set[str]) -> None:
+        """Each spec manifest's tarball; the spec blob of each, without an index (beside
+        one, a spec it does not list is not in the mirror: said, not read)."""
+        unlisted = []
         for manifest in listed:
+            found = _MANIFEST_HASH.search(manifest)
+            if manifests and found is not None and found.group(1) not in indexed:
+                unlisted.append(os.path.basename(manifest))
+                continue
             _v3_spec(read, root, manifest, indexed)
+        if manifests:
+            _not_listed(read, manifests[0], unlisted)
 
     read.later = later
     return read

@@ -159,8 +159,9 @@ class Reader:
         # Spec files are resolved against old-form pages once every file is read.
         self.spec_file_roots: dict[str, str] = {}
         self.old_pages: list[tuple[int, Path, str, list]] = []
-        # Hashes read as spec nodes (with their dependencies) already.
-        self.nodes_read: set[str] = set()
+        # Hashes read as spec nodes (with their dependencies) already: hash -> its row
+        # (-1 while the node's own reading is under way).
+        self.nodes_read: dict[str, int] = {}
         # The line of each page's spec_details, by the page's position: where a problem
         # found once every file is read points.
         self.page_lines: dict[int, int | None] = {}
@@ -168,7 +169,7 @@ class Reader:
     def __getstate__(self) -> dict:
         # What a second process sends back: not the hashes it read as nodes (this one
         # never asks again), which would be most of what it sends.
-        return {**vars(self), "nodes_read": set()}
+        return {**vars(self), "nodes_read": {}}
 
     def merge(self, other: Reader) -> None:
         """Take in what another Reader (a second process's) read."""
@@ -426,6 +427,9 @@ class Reader:
             if hash is not None and hash in seen:
                 # A hash names one spec and its whole DAG: another mirror listing it
                 # again says nothing new, and reading it again would cost most of a load.
+                # Only its name and version are compared, to say when it does differ.
+                if type(node) is dict:
+                    self.described_again(path, number, hash, node.get("name"), node.get("version"))
                 added.append(hash)
                 continue
             try:
@@ -434,8 +438,10 @@ class Reader:
                 self.problem(path, f"node {number}: {exc.message}", row=number)
                 continue
             if hash not in seen:
-                seen.add(hash)
+                seen[hash] = -1
                 fresh.append((hash, node, number, found))
+            else:
+                self.described_again(path, number, hash, found["package"], found["version"])
             added.append(hash)
         edges = well_formed_edges([node for _, node, _, _ in fresh])
         if edges is None:  # read node by node: a node whose edges are bad is not added
@@ -449,6 +455,7 @@ class Reader:
             [h for h, *_ in fresh], columns, variants, file, [n for _, _, n, _ in fresh], page=False
         )
         rows = range(first_row, builder.record_count)  # each fresh node's row, once per edge
+        seen.update(zip([h for h, *_ in fresh], rows, strict=True))
         builder.add_edges(
             list(chain.from_iterable(map(repeat, rows, edges.counts))),
             edges.hashes,
@@ -457,6 +464,26 @@ class Reader:
         )
         self.report.records += len(added)
         return added
+
+    def described_again(self, path: Path, number: int, hash: str, name: Any, version: Any) -> None:
+        """Warn, naming both files, when a hash read before comes again as another package
+        or version: the first description is kept (a hash names one spec)."""
+        row = self.nodes_read.get(hash, -1)
+        if row < 0:
+            return
+        b = self.builder
+        known = b.strings["package"].values[b.r_codes["package"][row]]
+        known_version = b.strings["version"].values[b.r_codes["version"][row]]
+        if name == known and str(version) == known_version:
+            return
+        first = f"{b.strings['file'].values[b.r_file[row]]}#{b.r_number[row]}"
+        self.problem(
+            path,
+            f"node {number}: hash {hash} is {name}@{version} here but {known}@{known_version} "
+            f"in {first}; keeping the first",
+            warning=True,
+            row=number,
+        )
 
     def _checked_edges(self, path: Path, fresh: list) -> tuple[list, Edges, set[str]]:
         """Each node's dependencies read one by one: the nodes whose are all good, their
@@ -468,7 +495,7 @@ class Reader:
                 deps = node_dependencies(node)
             except BadRecord as exc:
                 self.problem(path, f"node {number}: {exc.message}", row=number)
-                self.nodes_read.discard(hash)
+                self.nodes_read.pop(hash, None)
                 dropped.add(hash)
                 continue
             kept.append((hash, node, number, found))
