@@ -147,6 +147,8 @@ class MirrorRead:
     tarball: Callable[[str, dict], tuple[str, float | None]] = lambda hash, entry: ("", None)
     #: reads what the index lacks, given the hashes it listed (fills spec_files, tarballs)
     later: Callable[[set[str]], None] = lambda listed: None
+    #: whether an index's records were read: then it alone says what the mirror holds
+    indexed: bool = False
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
@@ -179,6 +181,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
             chunks = _index_chunks(read, index, data)
             if chunks is not None:
                 read.index = (index, chunks)
+                read.indexed = True
     elif index.name != "index.json" or index.exists():
         read.problem(index, "no such file")
     try:
@@ -198,7 +201,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
     def later(listed: set[str]) -> None:
         """Without an index, every spec file; beside one, none: Spack lists what the index
         holds, and a spec file it does not list is not in the mirror (said, not read)."""
-        if read.index is not None:
+        if read.indexed:
             unlisted = [n for n in names if (m := _HASH_AT_END.search(n)) is None
                         or m.group(1) not in listed]  # fmt: skip
             _not_listed(read, index, unlisted)
@@ -320,11 +323,11 @@ def _read_v3(root: Path) -> MirrorRead:
         unlisted = []
         for manifest in listed:
             found = _MANIFEST_HASH.search(manifest)
-            if manifests and found is not None and found.group(1) not in indexed:
+            if read.indexed and found is not None and found.group(1) not in indexed:
                 unlisted.append(os.path.basename(manifest))
                 continue
             _v3_spec(read, root, manifest, indexed)
-        if manifests:
+        if read.indexed:
             _not_listed(read, manifests[0], unlisted)
 
     read.later = later
@@ -462,7 +465,9 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> Iterator[dict] | 
     data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
     if data is None:
         return None
-    return _index_chunks(read, Path(blob_path(root, versions[usable[-1]])), data)
+    chunks = _index_chunks(read, Path(blob_path(root, versions[usable[-1]])), data)
+    read.indexed = read.indexed or chunks is not None
+    return chunks
 
 
 _MANIFEST_HASH = re.compile(r"-([a-z0-9]{32})\.spec\.manifest\.json$")

@@ -104,3 +104,98 @@ def test_format_1_spec_files_link_dependencies_by_name(db5):
     assert report.problems == []
     found = select_specs(graph, SpecQuery(satisfies="clingo-bootstrap ^python")).after(None)
     assert {s.hash for s in found} == roots
+
+
+# -- item 7: what counts as cached ----------------------------------------------------------
+
+
+def test_a_record_not_in_buildcache_is_no_cached_build(capsys, db5):
+    installs = raw_index(db5 / "build_cache")
+    # _associate_built_specs_with_mirror: python's 23 records are in_buildcache false (and
+    # not external): 'spack buildcache list python' lists none of them.
+    pythons = [e for e in installs.values() if "python" in e["spec"]]
+    assert len(pythons) == 23 and not any(e["in_buildcache"] for e in pythons)
+    assert _find(capsys, "python", f"--mirror=2021:bootstrap={db5}") == []
+    assert len(_find(capsys, "clingo-bootstrap", f"--mirror=2021:bootstrap={db5}")) == 23
+
+
+def test_spec_files_beside_an_index_that_does_not_list_them_are_not_in_its_mirror(
+    capsys, shared_mirrors
+):
+    cache = shared_mirrors / "v2_layout_db7" / "build_cache"
+    listed = {h for h, e in raw_index(cache).items() if e.get("in_buildcache", True)}
+    beside = {raw_nodes(raw_document(p))[0]["hash"] for p in cache.glob("*.spec.json")}
+    assert (len(listed), len(beside - listed)) == (2, 4)
+    graph, report = load([], [MirrorSource("test", "db7", cache.parent)], processes=1)
+    assert {s.hash for s in graph.all_specs() if s.mirrors} == listed
+    assert [p.severity for p in report.problems] == ["warning"]
+    assert "4 spec files beside the index are not listed in it" in report.problems[0].message
+    found = _find(capsys, "libdwarf", f"--mirror=test:db7={cache.parent}")
+    assert [s["hash"] for s in found] == sorted(h for h in listed if h.startswith("sk2"))
+
+
+def test_a_hash_two_mirrors_describe_differently_is_a_warning_naming_both(tmp_path, shared_mirrors):
+    index = json.loads((shared_mirrors / "v2_layout_db7/build_cache/index.json").read_text())
+    libelf = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
+    paths = []
+    for name in ("libelf", "openssl"):
+        cache = tmp_path / name / "build_cache"
+        cache.mkdir(parents=True)
+        installs = {libelf: index["database"]["installs"][libelf]}
+        installs[libelf]["spec"] = {**installs[libelf]["spec"], "name": name}
+        (cache / "index.json").write_text(
+            json.dumps({"database": {**index["database"], "installs": installs}})
+        )
+        paths.append(cache / "index.json")
+    sources = [MirrorSource("t", name, tmp_path / name) for name in ("libelf", "openssl")]
+    graph, report = load([], sources, processes=1)
+    assert graph.spec(libelf).package == "libelf"  # the first read is kept
+    assert [(p.path, p.message, p.severity) for p in report.problems] == [
+        (
+            str(paths[1]),
+            f"node 1: hash {libelf} is openssl@0.8.13 here but libelf@0.8.13 in "
+            f"{paths[0]}#1; keeping the first",
+            "warning",
+        )
+    ]
+
+
+def _pushed(folder: Path, nodes: dict) -> Path:
+    """A v2 mirror as 'spack buildcache push' of an environment and 'update-index' leave
+    it: every node the lockfile has, those marked external not in the build cache
+    (``_specs_to_be_packaged`` in ``cmd/buildcache.py`` skips externals)."""
+    cache = folder / "build_cache"
+    cache.mkdir(parents=True)
+    installs = {h: {"spec": n, "in_buildcache": not n.get("external")} for h, n in nodes.items()}
+    (cache / "index.json").write_text(
+        json.dumps({"database": {"version": "8", "installs": installs}})
+    )
+    return folder
+
+
+LOCKFILES = SHARED_MIRRORS.parent / "lockfiles"
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "externals"),
+    [("robertu94+mpigdb.spack.lock", 14), ("spack+all-pythons.spack.lock", 4)],
+)
+def test_coverage_counts_a_lockfiles_externals_apart(tmp_path, capsys, lockfile, externals):
+    path = LOCKFILES / lockfile
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    doc = json.loads(path.read_text())
+    nodes = doc["concrete_specs"]
+    marked = {h for h, n in nodes.items() if n.get("external")}
+    assert len(marked) == externals
+    mirror = _pushed(tmp_path / "m", nodes)
+    # Spack installs the environment from this mirror whole: every non-external node is
+    # there, and an external is never fetched (install_root_node in binary_distribution.py
+    # skips it), so every root not itself external is cached with its whole DAG.
+    roots = [r for r in dict.fromkeys(r["hash"] for r in doc["roots"]) if r not in marked]
+    assert main(["coverage", str(path), f"--mirror=develop:e4s={mirror}", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert (found["total"], found["hits"], found["misses"], found["externals"]) == (
+        len(nodes), len(nodes) - externals, 0, externals)  # fmt: skip
+    assert found["cachedRoots"] == roots
+    assert {e["hash"] for e in found["entries"] if e["external"]} == marked
