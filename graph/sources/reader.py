@@ -32,7 +32,7 @@ from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
-from . import files
+from . import files, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
@@ -198,6 +198,9 @@ class Reader:
     def read_file(self, path: Path) -> None:
         if path.name.endswith(_COMPANIONS) or path.parent.name == "_pgp":
             return  # a build cache's keys, digests and manifests: give its mirror with --mirror
+        if sitedata.is_site_data(path.name):
+            self.read_site_data(path)
+            return
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -238,6 +241,13 @@ class Reader:
         tag = str(categories[1])
         self.page_lines[self.position] = line
         self.report.pages += 1
+        listed = self.add_page(path, package, tag, rows, line)
+        meta = fields.get("meta")
+        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
+            self.check_meta(path, meta, listed, key_lines.get("meta"))
+
+    def add_page(self, path: Path, package: str, tag: str, rows: list, line: int | None) -> Listed:
+        """A page's rows: the specs ``tag`` holds, each in the stacks its row lists."""
         self.tags.add(tag)
         listed = well_formed_rows(rows, package)
         numbers: list[int] | range = range(1, len(rows) + 1)
@@ -257,9 +267,25 @@ class Reader:
         )
         self.report.records += len(listed.hashes)
         self.repeated_hashes(path, listed.hashes, line)
-        meta = fields.get("meta")
-        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
-            self.check_meta(path, meta, listed, key_lines.get("meta"))
+        return listed
+
+    def read_site_data(self, path: Path) -> None:
+        """The rebuilt public site's ``specs_data.json.gz`` with the ``package_data.json.gz``
+        beside it (``graph.sources.sitedata``): each release a tag, as pages would give."""
+        if path.name == sitedata.PACKAGES:
+            if not path.with_name(sitedata.SPECS).is_file():
+                self.problem(path, f"needs {sitedata.SPECS} beside it; not read")
+            return  # read with specs_data.json.gz
+        try:
+            groups, problems = sitedata.site_pages(path)
+        except BadRecord as exc:
+            self.problem(path, exc.message, exc.line)
+            return
+        for message in problems:
+            self.problem(path, message)
+        self.report.pages += 1
+        for tag, package, rows in groups:
+            self.add_page(path, package, tag, rows, None)
 
     def checked_rows(
         self, path: Path, rows: list, package: str, line: int | None
