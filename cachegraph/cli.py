@@ -263,6 +263,8 @@ def validate(args: argparse.Namespace) -> int:
             print(problem)
         print(report.summary())
         print("tags: " + (", ".join(report.tags) or "none"))
+        for label, views in report.views.items():
+            print(f"views of {label}: " + ", ".join(f"{v} (mirror {label}^{v})" for v in views))
     return 0 if report.ok else 1
 
 

@@ -26,7 +26,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +62,35 @@ class MirrorSource:
     path: Path
     #: unique among the loaded mirrors; ``TAG/STACK`` when not given
     name: str = ""
+    #: the named index view of a v3 mirror to read (Spack 1.2's ``update-index --name``);
+    #: empty for its main index, and for each of its views as mirrors of their own
+    view: str = ""
 
     @property
     def label(self) -> str:
         return self.name or f"{self.tag}/{self.stack}"
+
+    def viewed(self) -> MirrorSource:
+        """The same mirror with ``view`` set when ``path`` names a view: a view's folder
+        (``v3/manifests/index/VIEW``) or its ``index.manifest.json``; the path is the root.
+
+        >>> MirrorSource("t", "s", Path("/m/v3/manifests/index/e4s/index.manifest.json")).viewed()
+        MirrorSource(tag='t', stack='s', path=PosixPath('/m'), name='', view='e4s')
+        """
+        path = self.path
+        if path.name == "index.manifest.json":
+            path = path.parent
+        parts = path.parts
+        if len(parts) > 4 and parts[-4:-1] == ("v3", "manifests", "index"):
+            return replace(self, path=Path(*parts[:-4]), view=parts[-1])
+        return self
+
+    def views(self) -> list[str]:
+        """The named index views of a v3 mirror, by name (none for v2 or a given view)."""
+        folder = self.path / "v3" / "manifests" / "index"
+        if self.view or not folder.is_dir():
+            return []
+        return sorted(p.parent.name for p in folder.glob("*/index.manifest.json"))
 
     @classmethod
     def parse(cls, text: str) -> MirrorSource:
@@ -78,6 +103,32 @@ class MirrorSource:
         if not (sep and colon and tag and stack and path):
             raise ValueError(f"expected TAG:STACK=PATH, got {text!r}")
         return cls(tag, stack, Path(path))
+
+
+def with_views(sources: list[MirrorSource]) -> tuple[list[MirrorSource], dict[str, list[str]]]:
+    """Each mirror as given, and each named view of a v3 mirror given without a view as a
+    mirror of its own: its stack the view's name, its name ``LABEL^VIEW`` (as Spack writes a
+    mirror's view, ``MirrorMetadata`` in ``url_buildcache.py``). The main index, when there
+    is one, stays the mirror given. Also: mirror label -> the views found.
+
+    Spack 1.2 reads one index per mirror and view (``get_index_url(mirror_url, view)``):
+    a view is the specs its own index lists, no more.
+    """
+    found: list[MirrorSource] = []
+    views: dict[str, list[str]] = {}
+    for source in sources:
+        source = source.viewed()
+        named = source.views()
+        main = source.path / "v3" / "manifests" / "index" / "index.manifest.json"
+        if not named or main.is_file():
+            found.append(source)
+        if named:
+            views[source.label] = named
+        found += [
+            MirrorSource(source.tag, view, source.path, f"{source.label}^{view}", view)
+            for view in named
+        ]
+    return found, views
 
 
 def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
@@ -120,7 +171,10 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
         location = location.removeprefix("file://")
         if "://" in location:
             raise ValueError(f"{where}: {location!r} is not a local path; mirror it locally first")
-        found.append(MirrorSource(tag, stack, where.parent / location, name or ""))
+        view = entry.get("view") or ""
+        if not isinstance(view, str):
+            raise ValueError(f"{where}: entry {entry!r}: 'view' must be a string")
+        found.append(MirrorSource(tag, stack, where.parent / location, name or "", view))
     return found
 
 
@@ -156,9 +210,10 @@ class MirrorRead:
 
 def read_mirror(source: MirrorSource) -> MirrorRead:
     """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts."""
+    source = source.viewed()
     path = source.path
     if (path / "v3" / "layout.json").is_file():
-        return _read_v3(path)
+        return _read_v3(path, source.view)
     if path.is_file():
         return _read_v2(path.parent, path)
     folder = path / "build_cache" if (path / "build_cache").is_dir() else path
@@ -298,8 +353,8 @@ def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[s
 # -- v3 --------------------------------------------------------------------------------
 
 
-def _read_v3(root: Path) -> MirrorRead:
-    read = MirrorRead("v3", str(root))
+def _read_v3(root: Path, view: str = "") -> MirrorRead:
+    read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
     layout = root / "v3" / "layout.json"
     data = _bytes(read, layout)
     if data is not None:
@@ -308,7 +363,10 @@ def _read_v3(root: Path) -> MirrorRead:
                 read.problem(layout, "layout.json must be a JSON object")
         except BadRecord as exc:
             read.problem(layout, exc.message)
-    manifests = list(_index_manifests(root))
+    manifests = _index_manifests(root, view)
+    if view and not manifests:
+        read.problem(root, f"no index view named {view!r} (no v3/manifests/index/{view}/)")
+        return read
     if manifests:
         read.index = (manifests[0], _v3_index_chunks(read, root, manifests))
     listed = _spec_manifests(root / "v3" / "manifests" / "spec")
@@ -327,7 +385,7 @@ def _read_v3(root: Path) -> MirrorRead:
                 unlisted.append(os.path.basename(manifest))
                 continue
             _v3_spec(read, root, manifest, indexed)
-        if read.indexed:
+        if read.indexed and not view:  # a view lists some of the mirror's specs
             _not_listed(read, manifests[0], unlisted)
 
     read.later = later
@@ -335,7 +393,7 @@ def _read_v3(root: Path) -> MirrorRead:
 
 
 def _v3_index_chunks(read: MirrorRead, root: Path, manifests: list[Path]) -> Iterator[dict]:
-    """The records of each index manifest's blob (the main index, then each view's)."""
+    """The records of each index manifest's blob."""
     for manifest in manifests:
         chunks = _v3_index(read, root, manifest)
         if chunks is not None:
@@ -357,13 +415,12 @@ def _spec_manifests(folder: Path) -> list[str]:
     return found
 
 
-def _index_manifests(root: Path) -> Iterator[Path]:
+def _index_manifests(root: Path, view: str = "") -> list[Path]:
+    """The index manifest of the main index, or of the view named (``with_views`` makes
+    each other view a mirror of its own)."""
     folder = root / "v3" / "manifests" / "index"
-    main = folder / "index.manifest.json"
-    if main.is_file():
-        yield main
-    if folder.is_dir():
-        yield from sorted(folder.glob("*/index.manifest.json"))  # views
+    manifest = folder / view / "index.manifest.json" if view else folder / "index.manifest.json"
+    return [manifest] if manifest.is_file() else []
 
 
 _CHECKSUM = re.compile(r"[0-9a-f]{16,128}")

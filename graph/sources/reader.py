@@ -77,6 +77,8 @@ class LoadReport:
     specs: int = 0
     tags: list[str] = field(default_factory=list)
     unresolved: int = 0
+    #: mirror -> the named index views it has, each loaded as a mirror and stack of its own
+    views: dict[str, list[str]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
 

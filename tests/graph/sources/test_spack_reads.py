@@ -25,8 +25,9 @@ from cachegraph.graph import MirrorSource, load
 from cachegraph.graph.questions.specs import SpecQuery, select_specs
 
 from cachegraph.cli import main
+from cachegraph.v3mirror import V3Writer
 from tests.conftest import SHARED_MIRRORS
-from tests.mirrors import raw_document, raw_index, raw_nodes
+from tests.mirrors import migrate_to_v3, raw_document, raw_index, raw_nodes
 
 
 def _db5_mirror() -> Path | None:
@@ -199,3 +200,66 @@ def test_coverage_counts_a_lockfiles_externals_apart(tmp_path, capsys, lockfile,
         len(nodes), len(nodes) - externals, 0, externals)  # fmt: skip
     assert found["cachedRoots"] == roots
     assert {e["hash"] for e in found["entries"] if e["external"]} == marked
+
+
+# -- item 9: Spack 1.2's named index views ----------------------------------------------------
+
+
+def _target(node: dict) -> str:
+    target = node["arch"]["target"]
+    return target["name"] if isinstance(target, dict) else target
+
+
+def _viewed_mirror(shared_mirrors: Path, out: Path) -> tuple[Path, dict[str, set[str]]]:
+    """A v3 copy of the real v2_layout/unsigned mirror (as ``spack buildcache migrate``
+    writes it) with two named views beside its main index, as ``spack buildcache
+    update-index --name VIEW`` writes them (``v3/manifests/index/VIEW/index.manifest.json``):
+    each the index of the specs of one target and their dependencies. Returns the root and, per
+    view, the hashes its index holds (``in_buildcache``)."""
+    cache = shared_mirrors / "v2_layout" / "unsigned" / "build_cache"
+    root = migrate_to_v3(cache, out)
+    index = json.loads((cache / "index.json").read_text())
+    writer = V3Writer(root)
+    held = {}
+    for view in ("core2", "m1"):
+        everything = index["database"]["installs"]
+        chosen = [h for h, e in everything.items() if _target(e["spec"]) == view]
+        while True:  # with their dependencies' records, as a database holds a DAG whole
+            more = {
+                d["hash"] for h in chosen for d in everything[h]["spec"].get("dependencies", [])
+            }
+            if more <= set(chosen):
+                break
+            chosen += sorted(more - set(chosen))
+        installs = {h: everything[h] for h in chosen}
+        writer.add_index({"database": {**index["database"], "installs": installs}}, view)
+        held[view] = {h for h, e in installs.items() if e["in_buildcache"]}
+    held[""] = {h for h, e in index["database"]["installs"].items() if e["in_buildcache"]}
+    return root, held
+
+
+def test_a_mirror_given_without_a_view_loads_each_view_as_a_stack(tmp_path, shared_mirrors, capsys):
+    root, held = _viewed_mirror(shared_mirrors, tmp_path / "v3")
+    assert {v: len(h) for v, h in held.items()} == {"core2": 2, "m1": 4, "": 6}
+    graph, report = load([], [MirrorSource("t", "all", root)], processes=1)
+    assert report.problems == [] and report.views == {"t/all": ["core2", "m1"]}
+    holding = {
+        name: {s.hash for s in graph.all_specs() if name in s.mirrors}
+        for name in ("t/all", "t/all^core2", "t/all^m1")
+    }
+    assert holding == {"t/all": held[""], "t/all^core2": held["core2"], "t/all^m1": held["m1"]}
+    for view in ("core2", "m1"):
+        assert {s.hash for s in graph.all_specs() if view in s.stacks_in("t")} == held[view]
+    # told one view: that view alone, as the stack given
+    for given in (
+        MirrorSource("t", "x", root, view="m1"),
+        MirrorSource("t", "x", root / "v3/manifests/index/m1/index.manifest.json"),
+    ):
+        graph, report = load([], [given], processes=1)
+        assert report.problems == [] and report.views == {}
+        assert {s.hash for s in graph.all_specs() if s.mirrors} == held["m1"]
+    # validate names them
+    assert main(["validate", f"--mirror=t:all={root}"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "views of t/all: core2 (mirror t/all^core2), m1 (mirror t/all^m1)"
+    )
