@@ -96,7 +96,7 @@ class MirrorSource:
     def parse(cls, text: str) -> MirrorSource:
         """
         >>> MirrorSource.parse("develop:e4s=/mirror")
-        MirrorSource(tag='develop', stack='e4s', path=PosixPath('/mirror'), name='')
+        MirrorSource(tag='develop', stack='e4s', path=PosixPath('/mirror'), name='', view='')
         """
         label, sep, path = text.partition("=")
         tag, colon, stack = label.partition(":")
