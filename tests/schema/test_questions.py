@@ -24,7 +24,8 @@ def mirrors(shared_mirrors):
 COVERAGE = """query($lock: JSON, $specs: [String!], $tag: String) {
   coverage(lockfile: $lock, specs: $specs, tag: $tag) {
     total hitCount missCount externalCount hitBytes cachedRoots
-    entries { hash name version hit external reason spec { shortHash } nearest(first: 1) { spec { hash } } }
+    entries { hash name version hit external reason spec { shortHash }
+      nearest(first: 1) { spec { hash } } }
   } }"""
 
 

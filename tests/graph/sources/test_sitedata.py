@@ -17,9 +17,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from cachegraph.cli import main
 from cachegraph.graph import load
 
+from cachegraph.cli import main
 from tests.rawpages import raw_pages
 
 PACKAGES = ("armadillo", "adiak", "abyss")
