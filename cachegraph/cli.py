@@ -132,6 +132,7 @@ def query(args: argparse.Namespace) -> int:
 
 def find(args: argparse.Namespace) -> int:
     from cachegraph.graph.errors import BadArgument
+    from cachegraph.graph.questions.coverage import held
     from cachegraph.graph.questions.specs import SpecQuery, select_specs
 
     from .printing import listing, record
@@ -141,7 +142,9 @@ def find(args: argparse.Namespace) -> int:
         print(f"cachegraph find: {problem}", file=sys.stderr)
     try:
         selection = select_specs(graph, SpecQuery(satisfies=args.constraint))
-        specs = list(selection.after(None))
+        # What 'spack buildcache list' lists: what a mirror's index holds (in_buildcache), or
+        # a page lists; a dependency known from a DAG alone is no cached build.
+        specs = [s for s in selection.after(None) if held(s, None, None)]
     except BadArgument as exc:
         print(f"cachegraph find: {exc}", file=sys.stderr)
         return 1
@@ -178,17 +181,19 @@ def coverage(args: argparse.Namespace) -> int:
     found = covering.coverage(graph, env, args.tag, args.stack or None)
     nearest = {}
     for e in found.entries:
-        if e.spec is None and e.wanted is not None:
+        if e.spec is None and e.wanted is not None and not e.external:
             deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash] if h in env.specs}
             nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
     if args.json:
         print(json.dumps({
             "total": len(found.entries), "hits": len(found.hits),
-            "misses": len(found.entries) - len(found.hits), "hitBytes": found.hit_bytes,
+            "misses": len(found.misses), "externals": len(found.externals),
+            "hitBytes": found.hit_bytes,
             "cachedRoots": list(found.cached_roots),
             "entries": [{
                 "hash": e.hash, "name": e.wanted.package if e.wanted else None,
                 "version": e.wanted.version if e.wanted else None, "hit": e.spec is not None,
+                "external": e.external,
                 "spec": record(e.spec) if e.spec else None, "reason": e.reason,
                 "nearest": [{"hash": n.spec.hash, "distance": n.distance} for n in
                             nearest.get(e.hash, [])],
@@ -260,6 +265,8 @@ def validate(args: argparse.Namespace) -> int:
             print(problem)
         print(report.summary())
         print("tags: " + (", ".join(report.tags) or "none"))
+        for label, views in report.views.items():
+            print(f"views of {label}: " + ", ".join(f"{v} (mirror {label}^{v})" for v in views))
     return 0 if report.ok else 1
 
 

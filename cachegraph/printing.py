@@ -94,12 +94,13 @@ def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]]) -> str:
 
     ``nearest``: hash -> the nearest cached specs of each miss.
     """
-    hits = len(found.hits)
+    hits, externals = len(found.hits), len(found.externals)
     total = len(found.entries)
     by_hash = {e.hash: e for e in found.entries}
-    share = f" ({hits / total:.0%})" if total else ""
+    share = f" ({hits / (total - externals):.0%})" if total > externals else ""
+    apart = f", {externals} external" if externals else ""
     lines = [
-        f"{total} concrete specs: {hits} cached{share}, {total - hits} missing; "
+        f"{total} concrete specs: {hits} cached{share}, {len(found.misses)} missing{apart}; "
         f"{_bytes(found.hit_bytes)} to download",
         "roots cached with their whole DAG: "
         + (", ".join(f"{_short(by_hash[r].wanted)}/{r[:7]}" for r in found.cached_roots) or "none"),
@@ -116,6 +117,9 @@ def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]]) -> str:
             )
             size = f" ({_bytes(e.spec.size)})" if e.spec.size else ""
             lines.append(f"{e.hash[:7]:<8} {name:<32} {'hit':<4} {where}{size}")
+            continue
+        if e.external:
+            lines.append(f"{e.hash[:7]:<8} {name:<32} {'ext':<4} {e.reason}")
             continue
         near = nearest.get(e.hash) or []
         hint = "; nearest: " + ", ".join(

@@ -84,6 +84,13 @@ class CoverageEntry:
     def hit(self) -> bool:
         return self.entry.spec is not None
 
+    @strawberry.field(
+        description="Marked external in the lockfile: installed outside Spack, never from a "
+        "cache; neither a hit nor a miss."
+    )
+    def external(self) -> bool:
+        return self.entry.external
+
     @strawberry.field(description="The cached spec, for a hit.")
     def spec(self) -> SpecRef | None:
         return self.entry.spec
@@ -131,9 +138,16 @@ class Coverage:
     def hit_count(self) -> int:
         return len(self.found.hits)
 
-    @strawberry.field
+    @strawberry.field(description="Concrete specs neither cached nor external.")
     def miss_count(self) -> int:
-        return len(self.found.entries) - len(self.found.hits)
+        return len(self.found.misses)
+
+    @strawberry.field(
+        description="Concrete specs the lockfile marks external: Spack never downloads one, "
+        "so they count neither as hits nor as misses."
+    )
+    def external_count(self) -> int:
+        return len(self.found.externals)
 
     @strawberry.field(description="Sum of the known sizes of the hits, in bytes.")
     def hit_bytes(self) -> float:

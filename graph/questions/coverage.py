@@ -8,6 +8,12 @@ applies:
 - ``known only as a dependency of cached specs``: a node of cached DAGs, held by no mirror;
 - ``the same spec is cached as HASH7 (its dependencies differ)``: a lookalike is held;
 - ``not in any loaded mirror``.
+
+A spec the lockfile marks ``external`` is neither: Spack never installs one from a
+cache (``spack buildcache push`` skips externals, ``_specs_to_be_packaged`` in
+``cmd/buildcache.py``; ``install_root_node`` in ``binary_distribution.py`` skips them), so
+externals are counted apart, and a root (not itself external) is cached with its whole
+DAG when every spec below it but its externals is a hit.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ class Entry:
     #: the cached spec, for a hit
     spec: SpecRecord | None
     reason: str | None
+    #: marked external in the environment: neither a hit nor a miss
+    external: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,8 +52,19 @@ class Coverage:
         return [e for e in self.entries if e.spec is not None]
 
     @property
+    def externals(self) -> list[Entry]:
+        return [e for e in self.entries if e.external]
+
+    @property
+    def misses(self) -> list[Entry]:
+        return [e for e in self.entries if e.spec is None and not e.external]
+
+    @property
     def hit_bytes(self) -> float:
         return float(sum(e.spec.size or 0 for e in self.hits))
+
+
+EXTERNAL = "external: installed outside Spack, never from a cache"
 
 
 def held(spec: SpecRecord, tag: str | None, stacks: Sequence[str] | None) -> bool:
@@ -80,10 +99,25 @@ def coverage(
     ... # doctest: +NORMALIZE_WHITESPACE
     ([('a', True, None), ('z', True, None), ('x', False, 'not in any loaded mirror')],
      ('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',))
+
+    An external (here ``x``) is neither a hit nor a miss, and keeps no root from being cached:
+
+    >>> env = Environment(4, ("a" * 32,), wanted, {"a" * 32: (("x", "x" * 32),)},
+    ...                   frozenset({"x" * 32}))
+    >>> found = coverage(G, env, "develop")
+    >>> len(found.hits), len(found.externals), len(found.misses), len(found.cached_roots)
+    (2, 1, 0, 1)
     """
-    entries = [_entry(G, hash, record, tag, stacks) for hash, record in env.specs.items()]
+    entries = [
+        Entry(hash, record, None, EXTERNAL, external=True)
+        if hash in env.externals
+        else _entry(G, hash, record, tag, stacks)
+        for hash, record in env.specs.items()
+    ]
     hit = {e.hash for e in entries if e.spec is not None}
-    cached_roots = tuple(r for r in env.roots if _closure(env, r) <= hit)
+    cached_roots = tuple(
+        r for r in env.roots if r not in env.externals and _closure(env, r) - env.externals <= hit
+    )
     return Coverage(tuple(entries), cached_roots)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..store.view import CacheGraph
 from . import parallel
-from .mirrors import INDEX_VERSIONS, MirrorSource
+from .mirrors import INDEX_VERSIONS, MirrorSource, with_views
 from .reader import LoadReport, Problem, Reader, collector_paused, source_files
 
 __all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
@@ -44,7 +44,7 @@ def load(
     """
     started = time.perf_counter()
     reader = Reader()
-    mirrors = list(mirrors)
+    mirrors, reader.report.views = with_views(list(mirrors))
     with collector_paused():
         files = source_files(paths, reader.report)
         if before_reading is not None:

@@ -33,6 +33,8 @@ class Environment:
     specs: dict[str, SpecRecord]
     #: DAG hash -> (name, DAG hash) of each direct dependency
     dependencies: dict[str, tuple[tuple[str, str], ...]]
+    #: DAG hashes of the specs marked ``external`` (installed outside Spack: never from a cache)
+    externals: frozenset[str] = frozenset()
 
 
 def read_lockfile(doc: Any) -> Environment:
@@ -76,8 +78,13 @@ def read_lockfile(doc: Any) -> Environment:
         dependencies[dag] = tuple((d.name, dag_of.get(d.hash, d.hash)) for d in deps)
     roots = tuple(dict.fromkeys(dag_of[r] for r in _root_keys(doc, by_key)))
     order = [*roots, *(h for h in specs if h not in roots)]
+    externals = frozenset(dag for dag, key in node_of_dag.items() if by_key[key].get("external"))
     return Environment(
-        version, roots, {h: specs[h] for h in order}, {h: dependencies[h] for h in order}
+        version,
+        roots,
+        {h: specs[h] for h in order},
+        {h: dependencies[h] for h in order},
+        externals,
     )
 
 

@@ -26,7 +26,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,22 +62,73 @@ class MirrorSource:
     path: Path
     #: unique among the loaded mirrors; ``TAG/STACK`` when not given
     name: str = ""
+    #: the named index view of a v3 mirror to read (Spack 1.2's ``update-index --name``);
+    #: empty for its main index, and for each of its views as mirrors of their own
+    view: str = ""
 
     @property
     def label(self) -> str:
         return self.name or f"{self.tag}/{self.stack}"
 
+    def viewed(self) -> MirrorSource:
+        """The same mirror with ``view`` set when ``path`` names a view: a view's folder
+        (``v3/manifests/index/VIEW``) or its ``index.manifest.json``; the path is the root.
+
+        >>> MirrorSource("t", "s", Path("/m/v3/manifests/index/e4s/index.manifest.json")).viewed()
+        MirrorSource(tag='t', stack='s', path=PosixPath('/m'), name='', view='e4s')
+        """
+        path = self.path
+        if path.name == "index.manifest.json":
+            path = path.parent
+        parts = path.parts
+        if len(parts) > 4 and parts[-4:-1] == ("v3", "manifests", "index"):
+            return replace(self, path=Path(*parts[:-4]), view=parts[-1])
+        return self
+
+    def views(self) -> list[str]:
+        """The named index views of a v3 mirror, by name (none for v2 or a given view)."""
+        folder = self.path / "v3" / "manifests" / "index"
+        if self.view or not folder.is_dir():
+            return []
+        return sorted(p.parent.name for p in folder.glob("*/index.manifest.json"))
+
     @classmethod
     def parse(cls, text: str) -> MirrorSource:
         """
         >>> MirrorSource.parse("develop:e4s=/mirror")
-        MirrorSource(tag='develop', stack='e4s', path=PosixPath('/mirror'), name='')
+        MirrorSource(tag='develop', stack='e4s', path=PosixPath('/mirror'), name='', view='')
         """
         label, sep, path = text.partition("=")
         tag, colon, stack = label.partition(":")
         if not (sep and colon and tag and stack and path):
             raise ValueError(f"expected TAG:STACK=PATH, got {text!r}")
         return cls(tag, stack, Path(path))
+
+
+def with_views(sources: list[MirrorSource]) -> tuple[list[MirrorSource], dict[str, list[str]]]:
+    """Each mirror as given, and each named view of a v3 mirror given without a view as a
+    mirror of its own: its stack the view's name, its name ``LABEL^VIEW`` (as Spack writes a
+    mirror's view, ``MirrorMetadata`` in ``url_buildcache.py``). The main index, when there
+    is one, stays the mirror given. Also: mirror label -> the views found.
+
+    Spack 1.2 reads one index per mirror and view (``get_index_url(mirror_url, view)``):
+    a view is the specs its own index lists, no more.
+    """
+    found: list[MirrorSource] = []
+    views: dict[str, list[str]] = {}
+    for source in sources:
+        source = source.viewed()
+        named = source.views()
+        main = source.path / "v3" / "manifests" / "index" / "index.manifest.json"
+        if not named or main.is_file():
+            found.append(source)
+        if named:
+            views[source.label] = named
+        found += [
+            MirrorSource(source.tag, view, source.path, f"{source.label}^{view}", view)
+            for view in named
+        ]
+    return found, views
 
 
 def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
@@ -120,7 +171,10 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
         location = location.removeprefix("file://")
         if "://" in location:
             raise ValueError(f"{where}: {location!r} is not a local path; mirror it locally first")
-        found.append(MirrorSource(tag, stack, where.parent / location, name or ""))
+        view = entry.get("view") or ""
+        if not isinstance(view, str):
+            raise ValueError(f"{where}: entry {entry!r}: 'view' must be a string")
+        found.append(MirrorSource(tag, stack, where.parent / location, name or "", view))
     return found
 
 
@@ -147,6 +201,8 @@ class MirrorRead:
     tarball: Callable[[str, dict], tuple[str, float | None]] = lambda hash, entry: ("", None)
     #: reads what the index lacks, given the hashes it listed (fills spec_files, tarballs)
     later: Callable[[set[str]], None] = lambda listed: None
+    #: whether an index's records were read: then it alone says what the mirror holds
+    indexed: bool = False
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
@@ -154,9 +210,10 @@ class MirrorRead:
 
 def read_mirror(source: MirrorSource) -> MirrorRead:
     """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts."""
+    source = source.viewed()
     path = source.path
     if (path / "v3" / "layout.json").is_file():
-        return _read_v3(path)
+        return _read_v3(path, source.view)
     if path.is_file():
         return _read_v2(path.parent, path)
     folder = path / "build_cache" if (path / "build_cache").is_dir() else path
@@ -179,6 +236,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
             chunks = _index_chunks(read, index, data)
             if chunks is not None:
                 read.index = (index, chunks)
+                read.indexed = True
     elif index.name != "index.json" or index.exists():
         read.problem(index, "no such file")
     try:
@@ -196,12 +254,16 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
     read.tarball = lambda hash, entry: _v2_tarball(folder, hash, entry, stems.get(hash))
 
     def later(listed: set[str]) -> None:
-        """The spec files of the specs the index does not list (all, without an index)."""
+        """Without an index, every spec file; beside one, none: Spack lists what the index
+        holds, and a spec file it does not list is not in the mirror (said, not read)."""
+        if read.indexed:
+            unlisted = [n for n in names if (m := _HASH_AT_END.search(n)) is None
+                        or m.group(1) not in listed]  # fmt: skip
+            _not_listed(read, index, unlisted)
+            return
         for name in names:
             found = _HASH_AT_END.search(name)
             hash = found.group(1) if found else None
-            if hash is not None and hash in listed:
-                continue
             spec_path = folder / name
             data = _bytes(read, spec_path)
             if data is None:
@@ -220,6 +282,23 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
     return read
 
 
+def _not_listed(read: MirrorRead, index: Path, unlisted: list[str]) -> None:
+    """A warning naming the spec files an index does not list: not in its mirror.
+
+    Spack's ``BinaryCacheIndex`` knows a mirror by its index alone
+    (``_associate_built_specs_with_mirror`` in ``binary_distribution.py``): ``spack
+    buildcache list`` and ``spack install`` see no spec the index does not list.
+    """
+    if unlisted:
+        read.problem(
+            index,
+            f"{len(unlisted)} spec file{'s' if len(unlisted) > 1 else ''} beside the index "
+            f"{'are' if len(unlisted) > 1 else 'is'} not listed in it (the first: "
+            f"{unlisted[0]}): not in this mirror, as Spack lists what the index holds; not read",
+            "warning",
+        )
+
+
 def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
     stated_at = index.with_name(index.name + ".hash")
     if not stated_at.is_file():
@@ -236,7 +315,8 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
 
 def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple[str, float | None]:
     """Where a v2 mirror keeps a spec's tarball, and its size where known."""
-    node = entry.get("spec") if isinstance(entry.get("spec"), dict) else {}
+    node = index_node(entry)
+    node = node if isinstance(node, dict) else {}
     name, version = node.get("name", "?"), node.get("version", "?")
     if stem is None:
         arch = node.get("arch") if isinstance(node.get("arch"), dict) else {}
@@ -273,8 +353,8 @@ def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[s
 # -- v3 --------------------------------------------------------------------------------
 
 
-def _read_v3(root: Path) -> MirrorRead:
-    read = MirrorRead("v3", str(root))
+def _read_v3(root: Path, view: str = "") -> MirrorRead:
+    read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
     layout = root / "v3" / "layout.json"
     data = _bytes(read, layout)
     if data is not None:
@@ -283,7 +363,10 @@ def _read_v3(root: Path) -> MirrorRead:
                 read.problem(layout, "layout.json must be a JSON object")
         except BadRecord as exc:
             read.problem(layout, exc.message)
-    manifests = list(_index_manifests(root))
+    manifests = _index_manifests(root, view)
+    if view and not manifests:
+        read.problem(root, f"no index view named {view!r} (no v3/manifests/index/{view}/)")
+        return read
     if manifests:
         read.index = (manifests[0], _v3_index_chunks(read, root, manifests))
     listed = _spec_manifests(root / "v3" / "manifests" / "spec")
@@ -293,15 +376,24 @@ def _read_v3(root: Path) -> MirrorRead:
     read.tarball = lambda hash, entry: read.tarballs.get(hash, ("", None))
 
     def later(indexed: set[str]) -> None:
+        """Each spec manifest's tarball; the spec blob of each, without an index (beside
+        one, a spec it does not list is not in the mirror: said, not read)."""
+        unlisted = []
         for manifest in listed:
+            found = _MANIFEST_HASH.search(manifest)
+            if read.indexed and found is not None and found.group(1) not in indexed:
+                unlisted.append(os.path.basename(manifest))
+                continue
             _v3_spec(read, root, manifest, indexed)
+        if read.indexed and not view:  # a view lists some of the mirror's specs
+            _not_listed(read, manifests[0], unlisted)
 
     read.later = later
     return read
 
 
 def _v3_index_chunks(read: MirrorRead, root: Path, manifests: list[Path]) -> Iterator[dict]:
-    """The records of each index manifest's blob (the main index, then each view's)."""
+    """The records of each index manifest's blob."""
     for manifest in manifests:
         chunks = _v3_index(read, root, manifest)
         if chunks is not None:
@@ -323,13 +415,12 @@ def _spec_manifests(folder: Path) -> list[str]:
     return found
 
 
-def _index_manifests(root: Path) -> Iterator[Path]:
+def _index_manifests(root: Path, view: str = "") -> list[Path]:
+    """The index manifest of the main index, or of the view named (``with_views`` makes
+    each other view a mirror of its own)."""
     folder = root / "v3" / "manifests" / "index"
-    main = folder / "index.manifest.json"
-    if main.is_file():
-        yield main
-    if folder.is_dir():
-        yield from sorted(folder.glob("*/index.manifest.json"))  # views
+    manifest = folder / view / "index.manifest.json" if view else folder / "index.manifest.json"
+    return [manifest] if manifest.is_file() else []
 
 
 _CHECKSUM = re.compile(r"[0-9a-f]{16,128}")
@@ -431,7 +522,9 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> Iterator[dict] | 
     data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
     if data is None:
         return None
-    return _index_chunks(read, Path(blob_path(root, versions[usable[-1]])), data)
+    chunks = _index_chunks(read, Path(blob_path(root, versions[usable[-1]])), data)
+    read.indexed = read.indexed or chunks is not None
+    return chunks
 
 
 _MANIFEST_HASH = re.compile(r"-([a-z0-9]{32})\.spec\.manifest\.json$")
@@ -527,6 +620,26 @@ def index_installs(doc: Any) -> dict:
     if not isinstance(installs, dict):
         raise BadRecord("index 'installs' must be a mapping of hash to record")
     return installs
+
+
+def index_node(entry: Any) -> Any:
+    """The spec node of an index record, with its ``name``.
+
+    Database version 5 and older key the node by its package name
+    (``{"spec": {"zlib": {...}}}``); Spack's ``Database._read_spec_from_dict`` reads a
+    spec mapping without ``name`` that way (``lib/spack/spack/database.py``).
+
+    >>> index_node({"spec": {"zlib": {"version": "1.2"}}})
+    {'name': 'zlib', 'version': '1.2'}
+    >>> index_node({"spec": {"name": "zlib"}})
+    {'name': 'zlib'}
+    """
+    spec = entry.get("spec") if isinstance(entry, dict) else entry
+    if isinstance(spec, dict) and "name" not in spec and len(spec) == 1:
+        ((name, body),) = spec.items()
+        if isinstance(body, dict):
+            return {"name": name, **body}
+    return spec
 
 
 def held(entry: Any) -> bool:

@@ -111,7 +111,7 @@ def index_bytes(source: MirrorSource) -> int:
     for path in (root / "build_cache" / "index.json", root / "index.json", root):
         if path.is_file():
             return path.stat().st_size
-    manifest = root / "v3" / "manifests" / "index" / "index.manifest.json"
+    manifest = root / "v3" / "manifests" / "index" / source.view / "index.manifest.json"
     try:
         blobs = json.loads(manifest.read_text()).get("data", [])
         return sum(b.get("contentLength", 0) for b in blobs if isinstance(b, dict))

@@ -32,9 +32,9 @@ from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
-from . import files
+from . import files, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
-from .mirrors import MirrorSource, held, index_installs, read_mirror
+from .mirrors import MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
     Edges,
     Listed,
@@ -77,6 +77,8 @@ class LoadReport:
     specs: int = 0
     tags: list[str] = field(default_factory=list)
     unresolved: int = 0
+    #: mirror -> the named index views it has, each loaded as a mirror and stack of its own
+    views: dict[str, list[str]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -159,8 +161,9 @@ class Reader:
         # Spec files are resolved against old-form pages once every file is read.
         self.spec_file_roots: dict[str, str] = {}
         self.old_pages: list[tuple[int, Path, str, list]] = []
-        # Hashes read as spec nodes (with their dependencies) already.
-        self.nodes_read: set[str] = set()
+        # Hashes read as spec nodes (with their dependencies) already: hash -> its row
+        # (-1 while the node's own reading is under way).
+        self.nodes_read: dict[str, int] = {}
         # The line of each page's spec_details, by the page's position: where a problem
         # found once every file is read points.
         self.page_lines: dict[int, int | None] = {}
@@ -168,7 +171,7 @@ class Reader:
     def __getstate__(self) -> dict:
         # What a second process sends back: not the hashes it read as nodes (this one
         # never asks again), which would be most of what it sends.
-        return {**vars(self), "nodes_read": set()}
+        return {**vars(self), "nodes_read": {}}
 
     def merge(self, other: Reader) -> None:
         """Take in what another Reader (a second process's) read."""
@@ -197,6 +200,9 @@ class Reader:
     def read_file(self, path: Path) -> None:
         if path.name.endswith(_COMPANIONS) or path.parent.name == "_pgp":
             return  # a build cache's keys, digests and manifests: give its mirror with --mirror
+        if sitedata.is_site_data(path.name):
+            self.read_site_data(path)
+            return
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -237,6 +243,13 @@ class Reader:
         tag = str(categories[1])
         self.page_lines[self.position] = line
         self.report.pages += 1
+        listed = self.add_page(path, package, tag, rows, line)
+        meta = fields.get("meta")
+        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
+            self.check_meta(path, meta, listed, key_lines.get("meta"))
+
+    def add_page(self, path: Path, package: str, tag: str, rows: list, line: int | None) -> Listed:
+        """A page's rows: the specs ``tag`` holds, each in the stacks its row lists."""
         self.tags.add(tag)
         listed = well_formed_rows(rows, package)
         numbers: list[int] | range = range(1, len(rows) + 1)
@@ -256,9 +269,25 @@ class Reader:
         )
         self.report.records += len(listed.hashes)
         self.repeated_hashes(path, listed.hashes, line)
-        meta = fields.get("meta")
-        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
-            self.check_meta(path, meta, listed, key_lines.get("meta"))
+        return listed
+
+    def read_site_data(self, path: Path) -> None:
+        """The rebuilt public site's ``specs_data.json.gz`` with the ``package_data.json.gz``
+        beside it (``graph.sources.sitedata``): each release a tag, as pages would give."""
+        if path.name == sitedata.PACKAGES:
+            if not path.with_name(sitedata.SPECS).is_file():
+                self.problem(path, f"needs {sitedata.SPECS} beside it; not read")
+            return  # read with specs_data.json.gz
+        try:
+            groups, problems = sitedata.site_pages(path)
+        except BadRecord as exc:
+            self.problem(path, exc.message, exc.line)
+            return
+        for message in problems:
+            self.problem(path, message)
+        self.report.pages += 1
+        for tag, package, rows in groups:
+            self.add_page(path, package, tag, rows, None)
 
     def checked_rows(
         self, path: Path, rows: list, package: str, line: int | None
@@ -426,6 +455,9 @@ class Reader:
             if hash is not None and hash in seen:
                 # A hash names one spec and its whole DAG: another mirror listing it
                 # again says nothing new, and reading it again would cost most of a load.
+                # Only its name and version are compared, to say when it does differ.
+                if type(node) is dict:
+                    self.described_again(path, number, hash, node.get("name"), node.get("version"))
                 added.append(hash)
                 continue
             try:
@@ -434,8 +466,10 @@ class Reader:
                 self.problem(path, f"node {number}: {exc.message}", row=number)
                 continue
             if hash not in seen:
-                seen.add(hash)
+                seen[hash] = -1
                 fresh.append((hash, node, number, found))
+            else:
+                self.described_again(path, number, hash, found["package"], found["version"])
             added.append(hash)
         edges = well_formed_edges([node for _, node, _, _ in fresh])
         if edges is None:  # read node by node: a node whose edges are bad is not added
@@ -449,6 +483,7 @@ class Reader:
             [h for h, *_ in fresh], columns, variants, file, [n for _, _, n, _ in fresh], page=False
         )
         rows = range(first_row, builder.record_count)  # each fresh node's row, once per edge
+        seen.update(zip([h for h, *_ in fresh], rows, strict=True))
         builder.add_edges(
             list(chain.from_iterable(map(repeat, rows, edges.counts))),
             edges.hashes,
@@ -457,6 +492,26 @@ class Reader:
         )
         self.report.records += len(added)
         return added
+
+    def described_again(self, path: Path, number: int, hash: str, name: Any, version: Any) -> None:
+        """Warn, naming both files, when a hash read before comes again as another package
+        or version: the first description is kept (a hash names one spec)."""
+        row = self.nodes_read.get(hash, -1)
+        if row < 0:
+            return
+        b = self.builder
+        known = b.strings["package"].values[b.r_codes["package"][row]]
+        known_version = b.strings["version"].values[b.r_codes["version"][row]]
+        if name == known and str(version) == known_version:
+            return
+        first = f"{b.strings['file'].values[b.r_file[row]]}#{b.r_number[row]}"
+        self.problem(
+            path,
+            f"node {number}: hash {hash} is {name}@{version} here but {known}@{known_version} "
+            f"in {first}; keeping the first",
+            warning=True,
+            row=number,
+        )
 
     def _checked_edges(self, path: Path, fresh: list) -> tuple[list, Edges, set[str]]:
         """Each node's dependencies read one by one: the nodes whose are all good, their
@@ -468,7 +523,7 @@ class Reader:
                 deps = node_dependencies(node)
             except BadRecord as exc:
                 self.problem(path, f"node {number}: {exc.message}", row=number)
-                self.nodes_read.discard(hash)
+                self.nodes_read.pop(hash, None)
                 dropped.add(hash)
                 continue
             kept.append((hash, node, number, found))
@@ -535,10 +590,7 @@ def _key(keyed: Keyed) -> tuple:
 
 def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
     """(hash, node) of each record of an index's ``installs``."""
-    return [
-        (h, entry.get("spec") if isinstance(entry, dict) else entry)
-        for h, entry in installs.items()
-    ]
+    return [(h, index_node(entry)) for h, entry in installs.items()]
 
 
 def _brief(value: Any) -> str:

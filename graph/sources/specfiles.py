@@ -132,8 +132,36 @@ def spec_nodes(doc: dict) -> list[dict]:
                 raise BadRecord("a format-1 spec entry must be one 'name: node' mapping")
             ((name, body),) = entry.items()
             nodes.append({"name": name, **(body if isinstance(body, dict) else {})})
-        return nodes
+        return _linked_by_name(nodes)
     nodes = spec.get("nodes") if isinstance(spec, dict) else None
     if not isinstance(nodes, list) or not nodes:
         raise BadRecord("spec file has no 'nodes' list")
+    return nodes
+
+
+def _linked_by_name(nodes: list[dict]) -> list[dict]:
+    """Format-1 nodes whose dependencies name the node of the same file with that name.
+
+    Spack's ``SpecfileV1.load`` (``lib/spack/spack/spec.py``) links a dependency to the
+    file's node of its name, never by the hash it states: in 2021 spec files that hash
+    is the child's ``full_hash``, which no node is keyed by. A name no node of the file
+    has keeps the hash it states.
+
+    >>> [node] = _linked_by_name([{"name": "a", "hash": "h-a", "dependencies":
+    ...     {"b": {"hash": "full-b", "type": ["link"]}}}, {"name": "b", "hash": "h-b"}])[:1]
+    >>> node["dependencies"]
+    {'b': {'hash': 'h-b', 'type': ['link']}}
+    """
+    hash_of = {node["name"]: node.get("hash") for node in nodes}
+    for node in nodes:
+        deps = node.get("dependencies")
+        if not isinstance(deps, dict):
+            continue
+        linked = {}
+        for name, body in deps.items():
+            hash = hash_of.get(name)
+            if isinstance(body, dict) and isinstance(hash, str):
+                body = {**body, "hash": hash}
+            linked[name] = body
+        node["dependencies"] = linked
     return nodes

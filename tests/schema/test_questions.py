@@ -23,26 +23,33 @@ def mirrors(shared_mirrors):
 
 COVERAGE = """query($lock: JSON, $specs: [String!], $tag: String) {
   coverage(lockfile: $lock, specs: $specs, tag: $tag) {
-    total hitCount missCount hitBytes cachedRoots
-    entries { hash name version hit reason spec { shortHash } nearest(first: 1) { spec { hash } } }
+    total hitCount missCount externalCount hitBytes cachedRoots
+    entries { hash name version hit external reason spec { shortHash }
+      nearest(first: 1) { spec { hash } } }
   } }"""
 
 
 def test_coverage_of_a_real_lockfile_given_as_json(mirrors):
-    """No spec of mpigdb's environment is in the test mirror: every entry is a miss, roots first."""
+    """No spec of mpigdb's environment is in the test mirror: every entry is a miss, roots
+    first, but the 14 its lockfile marks external (Spack never installs one from a cache)."""
     if not MPIGDB.exists():
         pytest.skip(f"{MPIGDB} is absent")
     doc = json.loads(MPIGDB.read_text())
     roots = list(dict.fromkeys(r["hash"] for r in doc["roots"]))
     order = [*roots, *(h for h in doc["concrete_specs"] if h not in roots)]
     found = execute(mirrors, COVERAGE, {"lock": doc})["data"]["coverage"]
-    assert (found["total"], found["hitCount"], found["missCount"]) == (58, 0, 58)
+    externals = {h for h, n in doc["concrete_specs"].items() if n.get("external")}
+    assert len(externals) == 14
+    counts = ("total", "hitCount", "missCount", "externalCount")
+    assert tuple(found[c] for c in counts) == (58, 0, 44, 14)
+    assert {e["hash"] for e in found["entries"] if e["external"]} == externals
     assert [e["hash"] for e in found["entries"]] == order
     assert found["entries"][0] == {
         "hash": roots[0],
         "name": doc["concrete_specs"][roots[0]]["name"],
         "version": doc["concrete_specs"][roots[0]]["version"],
         "hit": False,
+        "external": False,
         "reason": "not in any loaded mirror",
         "spec": None,
         "nearest": [],

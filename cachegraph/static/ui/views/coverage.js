@@ -66,19 +66,21 @@ function Answer({ coverage, name, tag }) {
   const ref = useDrawn((element) => coverageBar(element, { hits: coverage.hitCount, misses: coverage.missCount }), [coverage]);
   const [onlyMisses, setOnlyMisses] = useState(coverage.missCount > 0);
   useEffect(() => document.getElementById("coverage-h")?.scrollIntoView?.({ block: "nearest" }), [coverage]);
-  const percent = coverage.total ? (100 * coverage.hitCount) / coverage.total : 0;
-  const entries = onlyMisses ? coverage.entries.filter((e) => !e.hit) : coverage.entries;
+  // externals are never fetched from a cache: neither hits nor misses
+  const wanted = coverage.total - coverage.externalCount;
+  const percent = wanted ? (100 * coverage.hitCount) / wanted : 0;
+  const entries = onlyMisses ? coverage.entries.filter((e) => !e.hit && !e.external) : coverage.entries;
   return html`<section aria-labelledby="coverage-h">
     <h2 id="coverage-h">${name}${tag ? ` in ${tag}` : ""}</h2>
-    <p class="summary" data-testid="coverage-summary">${html`<strong>${count(coverage.hitCount)}</strong>`} of ${html`<strong>${count(coverage.total)}</strong>`} specs cached (${percent.toFixed(1)}%), ${html`<strong>${count(coverage.missCount)}</strong>`} missing; ${coverage.hitBytes ? `${bytes(coverage.hitBytes)} to fetch` : "no sizes recorded"}; ${count(coverage.cachedRoots.length)} roots cached with their whole DAG.</p>
+    <p class="summary" data-testid="coverage-summary">${html`<strong>${count(coverage.hitCount)}</strong>`} of ${html`<strong>${count(coverage.total)}</strong>`} specs cached (${percent.toFixed(1)}%), ${html`<strong>${count(coverage.missCount)}</strong>`} missing${coverage.externalCount ? `, ${count(coverage.externalCount)} external (never from a cache)` : ""}; ${coverage.hitBytes ? `${bytes(coverage.hitBytes)} to fetch` : "no sizes recorded"}; ${count(coverage.cachedRoots.length)} roots cached with their whole DAG.</p>
     <div class="chart" ref=${ref} aria-label="coverage bar"></div>
     <label><input type="checkbox" checked=${onlyMisses} onChange=${(e) => setOnlyMisses(e.target.checked)} /> only the misses</label>
     <div class="scroll"><table class="coverage">
       <thead><tr><th>spec</th><th>hash</th><th></th><th>where, or why not</th><th>nearest cached</th></tr></thead>
-      <tbody>${entries.map((e) => html`<tr class=${e.hit ? "hit" : "miss"}>
+      <tbody>${entries.map((e) => html`<tr class=${e.hit ? "hit" : e.external ? "external" : "miss"}>
         <td>${e.name}${e.version ? `@${e.version}` : ""}</td>
         <td>${e.spec ? html`<a class="hash" href=${href(`/ui/spec/${e.hash}`)}>${short(e.hash)}</a>` : html`<span class="hash">${short(e.hash)}</span>`}</td>
-        <td>${e.hit ? "✓ cached" : "✗ missing"}</td>
+        <td>${e.hit ? "✓ cached" : e.external ? "external" : "✗ missing"}</td>
         <td>${e.hit
           ? [
               e.spec.stacks.length ? `stacks: ${e.spec.stacks.map((s) => s.name).join(", ")}` : "",
