@@ -83,12 +83,15 @@ def requirement(G: CacheGraph, text: str) -> Requirement:
     no loaded spec has the os 'ubuntu', so nothing matches it (did you mean ubuntu22.04?)
     """
     constraint = parse(text)
-    warnings = [w for node in _nodes(constraint) for w in unknown_names(G, node)]
+    # Without DAGs, '^' nodes match nothing for that reason alone: NO_DEPENDENCIES says so.
+    asked = _nodes(constraint) if G.store.edge_count else [constraint.root, *constraint.root.direct]
+    warnings = [w for node in asked for w in unknown_names(G, node)]
     root = constraint.root
     found = Requirement(keys=_keys(G, root), tests=[node_test(G, root)], warnings=warnings)
     if root.hash is not None:
         found.candidates.append(_hash_candidates(G, root.hash))
-    if root.targets is not None:
+    virtual = root.name is not None and is_virtual(G, root.name)  # its target is not asked
+    if root.targets is not None and not virtual:
         found.candidates.append(_target_candidates(G, _allowed_targets(root)))
     if constraint.transitive and not G.store.edge_count:
         found.warnings.append(NO_DEPENDENCIES.format(text=text))
@@ -629,7 +632,7 @@ def unknown_names(G: CacheGraph, node: Node) -> list[str]:
             if end is not None and not archs.known(end) and not len(store.ranks("target", end)):
                 found.append(
                     f"neither archspec nor the loaded data knows a target {end!r}, "
-                    f"so nothing matches it{did_you_mean(end, store.names('target'))}"
+                    f"so nothing matches it{did_you_mean(end, archs.names(store.names('target')))}"
                 )
     for kind in ("os", "platform"):
         if (value := getattr(node, kind)) is not None:
