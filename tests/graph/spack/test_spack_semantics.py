@@ -335,5 +335,6 @@ def test_unknown_stack_answers_empty_with_a_warning(real):
     selection = specs.select_specs(graph, specs.SpecQuery(stacks=("unsignd",)))
     assert list(selection.after(None)) == []
     assert selection.warnings == (
-        "no loaded spec has the stack 'unsignd', so nothing matches it (did you mean unsigned?)",
+        "no loaded spec has the stack 'unsignd', so nothing matches it "
+        "(did you mean unsigned, signed?)",
     )
