@@ -132,7 +132,7 @@ def find(args: argparse.Namespace) -> int:
     from cachegraph.graph.errors import BadArgument
     from cachegraph.graph.questions.specs import SpecQuery, select_specs
 
-    from .printing import listing, record
+    from .printing import compilers, listing, record
 
     graph, report, _ = load_sources(_sources(args))
     for problem in report.errors:
@@ -148,7 +148,10 @@ def find(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([record(s) for s in specs], indent=2))
     else:
-        print(listing(specs, long=args.long, variants=args.variants))
+        text = listing(specs, long=args.long, variants=args.variants,
+                       heading=lambda s: compilers(graph, s), tty=sys.stdout.isatty())  # fmt: skip
+        if text:
+            print(text)
     return 1 if report.errors else 0
 
 
