@@ -264,7 +264,7 @@ def test_find_with_a_bad_constraint_exits_1_with_the_parsers_message(capsys):
 def test_find_on_pages_warns_that_dependencies_are_unknown(capsys):
     assert main(["find", "py-keras ^python"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "==> 0 cached builds.\n"
+    assert captured.out == ""  # Spack prints the count only on a terminal
     assert "cachegraph find: warning: '^' asks about dependencies" in captured.err
 
 
