@@ -21,6 +21,7 @@ from cachegraph.graph.spack import virtuals
 from cachegraph.graph.spack.constraints import parse
 
 from cachegraph.synthmirror import synthesize_mirrors
+from tests.conftest import execute
 from tests.graph.spack.test_satisfies import _raw
 from tests.mirrors import load_shared
 from tests.spackref import Reference, deps_of, spec_format
@@ -337,4 +338,27 @@ def test_unknown_stack_answers_empty_with_a_warning(real):
     assert selection.warnings == (
         "no loaded spec has the stack 'unsignd', so nothing matches it "
         "(did you mean unsigned, signed?)",
+    )
+
+
+def test_unknown_names_reach_the_client_as_warnings_not_errors(real):
+    """A dashboard asking a fixed question of many caches: data (empty) from each, and the
+    reason in extensions.warnings, through the schema and its direct path alike."""
+    graph, _ = real
+    query = '{ specs(filter: {satisfies: "zlib +shard", os: "debain6"}) { totalCount } }'
+    assert execute(graph, query) == {
+        "data": {"specs": {"totalCount": 0}},
+        "extensions": {
+            "warnings": [
+                "no loaded spec has the os 'debain6', so nothing matches it (did you mean "
+                "debian6?)",
+                "no loaded spec has a variant 'shard', so nothing matches it (did you mean "
+                "shared?)",
+            ]
+        },
+    }
+    impacted = execute(graph, '{ impact(spec: "zlib-nh +pic") { specCount } }')
+    assert impacted["data"] == {"impact": {"specCount": 0}}
+    assert impacted["extensions"]["warnings"][0].startswith(
+        "no loaded spec has a package 'zlib-nh', so nothing matches it (did you mean zlib-ng"
     )
