@@ -45,7 +45,7 @@ def _literal(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _when(call: ast.Call) -> str | None | bool:
+def _when(call: ast.Call) -> str | bool:
     """The call's ``when=`` string, "" without one, False when not a literal."""
     for keyword in call.keywords:
         if keyword.arg == "when":
@@ -69,7 +69,7 @@ def directives(source: str) -> tuple[list[tuple[str, str, str]], set[str], int]:
                 if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
                         and call.func.id == "when" and call.args):  # fmt: skip
                     text = _literal(call.args[0])
-                    inner = inner + (text,) if text is not None else inner
+                    inner = (*inner, text) if text is not None else inner
             for child in node.body:
                 visit(child, inner)
             return
