@@ -135,7 +135,7 @@ def find(args: argparse.Namespace) -> int:
     from cachegraph.graph.questions.coverage import held
     from cachegraph.graph.questions.specs import SpecQuery, select_specs
 
-    from .printing import listing, record
+    from .printing import compilers, listing, record
 
     graph, report, _ = load_sources(_sources(args))
     for problem in report.errors:
@@ -153,7 +153,10 @@ def find(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([record(s) for s in specs], indent=2))
     else:
-        print(listing(specs, long=args.long, variants=args.variants))
+        text = listing(specs, long=args.long, variants=args.variants,
+                       heading=lambda s: compilers(graph, s), tty=sys.stdout.isatty())  # fmt: skip
+        if text:
+            print(text)
     return 1 if report.errors else 0
 
 

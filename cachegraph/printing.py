@@ -1,21 +1,25 @@
 """What the commands print: ``find`` (specs grouped as ``spack find -l`` groups them),
 ``coverage`` (an environment's hits and misses) and ``diff`` (two specs side by side).
 
-``find``: Spack heads each group with the architecture and the compiler, then lists
-``name@version`` (with ``-l`` the hash prefix first, with ``-v`` the variants
-after). ``--json`` of each command gives the records themselves.
+``find``: as Spack 1.1's ``spack buildcache list``, each group headed with the
+architecture and the compilers (``%c,cxx=gcc@13.2.0``; ``no compilers`` before Spack
+1.0), then ``name@version`` (with ``-l`` the hash prefix first, with ``-v`` the
+variants after). ``--json`` of each command gives the records themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+from collections.abc import Callable, Iterable
 from itertools import groupby
 
-from cachegraph.graph.attributes import variant_text
 from cachegraph.graph.questions.coverage import Coverage
+from cachegraph.graph.questions.dependencies import dependency_edges
 from cachegraph.graph.questions.likeness import Difference, Nearness
 from cachegraph.graph.spack.names import version_key
 from cachegraph.graph.store.records import SpecRecord
+from cachegraph.graph.store.view import CacheGraph
 
 WIDTH = 64
 
@@ -24,38 +28,106 @@ def _arch(spec: SpecRecord) -> str:
     return f"{spec.platform}-{spec.os}-{spec.target}"
 
 
-def listing(specs: Iterable[SpecRecord], long: bool = False, variants: bool = False) -> str:
-    """The text ``spack buildcache list`` / ``spack find`` would print for these specs.
+#: Spack's ``BUILTIN_TO_LEGACY_COMPILER``: how its output names these compiler packages
+LEGACY_NAMES = {"llvm": "clang", "intel-oneapi-compilers": "oneapi", "llvm-amdgpu": "rocmcc",
+                "intel-oneapi-compilers-classic": "intel", "acfl": "arm"}  # fmt: skip
+LANGUAGES = frozenset({"c", "cxx", "fortran"})
+#: compiler flags: Spack keeps them apart from variants (``--show-flags`` prints them)
+FLAGS = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
+_NO_QUOTES_NEEDED = re.compile(r"^[a-zA-Z0-9,/_.\-\[\]]+$")
+
+
+def compilers(G: CacheGraph, spec: SpecRecord) -> str:
+    """What Spack 1.1 heads a spec's group with (``Spec.compilers``): each direct dependency
+    providing c, cxx or fortran as ``%c,cxx=gcc@13.2.0``, by name; ``no compilers`` for a
+    spec with none (every spec older than Spack 1.0). A spec known only from a cache page,
+    which lists no dependencies, shows the compiler the page names.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> [compilers(G, s) for s in G.all_specs()]
+    ['no compilers', 'gcc@12.3.0', '%c,cxx=gcc@12.3.0', 'gcc@12.3.0', '%c,cxx=gcc@12.3.0']
+    """
+    parts = sorted(
+        (child.package, f"%{','.join(sorted(virtuals))}="
+         f"{LEGACY_NAMES.get(child.package, child.package)}@{child.version}")
+        for child, _, virtuals in dependency_edges(G, spec.hash) if virtuals & LANGUAGES
+    )  # fmt: skip
+    if parts:
+        return " ".join(text for _, text in parts)
+    if spec.from_page and spec.compiler and not spec.mirrors:
+        return spec.compiler
+    return "no compilers"
+
+
+def spack_variants(variants: Iterable[str]) -> str:
+    """Variants as Spack 1.1 prints a concrete spec's (``VariantMap.__str__``): booleans by name,
+    then each other by name after a space; a value list ``name:=a,b``, quoted when it needs
+    it (``spec_parser.quote_if_needed``); compiler flags left out.
+
+    >>> spack_variants(["languages=c,c++,fortran", "build_system=generic", "~nvptx", "+bootstrap",
+    ...                 'cflags="-O3"'])
+    "+bootstrap~nvptx build_system=generic languages:='c,c++,fortran'"
+    """
+    bools, others = [], []
+    for variant in variants:
+        if variant[:1] in ("+", "~"):
+            bools.append((variant[1:], variant))
+            continue
+        name, _, value = variant.partition("=")
+        name = name.rstrip(":")
+        if name in FLAGS:
+            continue
+        multi = ":" if "," in value or variant.partition("=")[0].endswith(":") else ""
+        if not _NO_QUOTES_NEEDED.match(value):
+            value = json.dumps(value) if "'" in value else f"'{value}'"
+        others.append((name, f"{name}{multi}={value}"))
+    return "".join(v for _, v in sorted(bools)) + "".join(f" {v}" for _, v in sorted(others))
+
+
+def listing(
+    specs: Iterable[SpecRecord],
+    long: bool = False,
+    variants: bool = False,
+    heading: Callable[[SpecRecord], str] | None = None,
+    tty: bool = True,
+) -> str:
+    """The text Spack 1.1's ``spack buildcache list`` (``display_specs``) prints for these
+    specs: groups by architecture and ``heading`` (the compilers), each under a 64-column
+    ``tty.hline``; ``name@version``, with ``-l`` the hash prefix first, with ``-v`` the
+    variants after. The count comes first only on a terminal, as Spack's ``tty.msg``.
 
     >>> from cachegraph.graph.store.records import SpecRecord
     >>> def spec(h, name, compiler):
     ...     return SpecRecord(hash=h * 32, package=name, version="1.0", versions=("1.0",),
     ...         compiler=compiler, os="rhel8", platform="linux", target="zen2", variants=("+pic",))
-    >>> print(listing([spec("b", "zlib", "gcc@12.1.0"), spec("a", "bzip2", "gcc@12.1.0"),
-    ...     spec("c", "py-six", None)], long=True, variants=True))
+    >>> print(listing([spec("b", "zlib", "%c=gcc@12.1.0"), spec("a", "bzip2", "%c=gcc@12.1.0"),
+    ...     spec("c", "py-six", None)], long=True, variants=True,
+    ...     heading=lambda s: s.compiler or "no compilers"))
     ==> 3 cached builds.
-    -- linux-rhel8-zen2 / gcc@12.1.0 -------------------------------
+    -- linux-rhel8-zen2 / no compilers ------------------------------
+    ccccccc py-six@1.0+pic
+    <BLANKLINE>
+    -- linux-rhel8-zen2 / %c=gcc@12.1.0 -----------------------------
     aaaaaaa bzip2@1.0+pic
     bbbbbbb zlib@1.0+pic
-    <BLANKLINE>
-    -- linux-rhel8-zen2 / no compiler ------------------------------
-    ccccccc py-six@1.0+pic
     """
-    ordered = sorted(
-        specs,
-        key=lambda s: (_arch(s), s.compiler is None, s.compiler or "", s.package,
-                       version_key(s.version), s.hash),
-    )  # fmt: skip
-    lines = [f"==> {len(ordered)} cached build{'' if len(ordered) == 1 else 's'}."]
-    groups = groupby(ordered, key=lambda s: (_arch(s), s.compiler or "no compiler"))
+    heading = heading or (lambda s: s.compiler or "no compilers")
+    keyed = [(s, heading(s)) for s in specs]
+    # iter_groups sorts by str((architecture, " " + compilers)): "no compilers" (a blank) first
+    keyed.sort(key=lambda sh: (sh[0].platform, sh[0].os, sh[0].target,
+                               "" if sh[1] == "no compilers" else sh[1], sh[0].package,
+                               version_key(sh[0].version), sh[0].hash))  # fmt: skip
+    lines = [f"==> {len(keyed)} cached build{'' if len(keyed) == 1 else 's'}."] if tty else []
+    groups = groupby(keyed, key=lambda sh: (_arch(sh[0]), sh[1]))
     for i, ((arch, compiler), group) in enumerate(groups):
         if i:
             lines.append("")
-        lines.append(f"-- {arch} / {compiler} ".ljust(WIDTH, "-"))
-        for s in group:
+        lines.append(f"-- {arch} / {compiler} ".ljust(WIDTH + 1, "-"))
+        for s, _ in group:
             prefix = f"{s.hash[:7]} " if long else ""
             lines.append(
-                f"{prefix}{s.package}@{s.version}{variant_text(s.variants) if variants else ''}"
+                f"{prefix}{s.package}@{s.version}{spack_variants(s.variants) if variants else ''}"
             )
     return "\n".join(lines)
 

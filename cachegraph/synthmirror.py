@@ -14,6 +14,10 @@ The first tag's mirrors are written in the v2 layout (``build_cache/index.json``
 with its ``.hash``, and one ``*.spec.json`` of the root node per held spec);
 later tags' in the v3 layout (``cachegraph.v3mirror``). ``mirrors.yaml`` lists
 them for ``--mirrors-file``.
+
+With ``legacy``, the specs of one architecture (``linux-rhel8-zen4``) are written as
+Spack 0.22 wrote them: spec format 4 (a ``compiler`` field, no compiler or
+``compiler-wrapper`` node, virtuals on edges) in indices of database version 7.
 """
 
 from __future__ import annotations
@@ -76,7 +80,21 @@ def _parameters(rng: random.Random, variants: list[str]) -> dict:
     return found
 
 
-def synthesize_mirrors(out: Path, specs: int, tags: int = 2, seed: int = 0) -> dict[str, int]:
+LEGACY_ARCH = ARCHES[2]
+
+
+def _legacy(node: dict, arch: tuple) -> dict:
+    """The node as spec format 4 writes it: its compiler a field, not a dependency."""
+    node = {k: v for k, v in node.items() if k != "annotations"}
+    node["compiler"] = {"name": "gcc", "version": arch[3]}
+    node["dependencies"] = [d for d in node["dependencies"]
+                            if d["name"] not in ("gcc", "compiler-wrapper")]  # fmt: skip
+    return node
+
+
+def synthesize_mirrors(
+    out: Path, specs: int, tags: int = 2, seed: int = 0, legacy: bool = False
+) -> dict[str, int]:
     """Write about ``specs`` distinct specs into tags x stacks mirrors under ``out``.
 
     Returns specs held per mirror name (``TAG/STACK``).
@@ -145,6 +163,13 @@ def synthesize_mirrors(out: Path, specs: int, tags: int = 2, seed: int = 0) -> d
         name = f"{tag}/{stack}"
         compilers = {base[arch][0]["hash"]}
         _write(out / tag / stack, t == 0, closure, compilers, sizes)
+        if legacy and arch == LEGACY_ARCH:
+            closure = {h: _legacy(n, arch) for h, n in closure.items()
+                       if n["name"] not in ("gcc", "compiler-wrapper")}  # fmt: skip
+            _write(out / tag / stack, t == 0, closure, set(), sizes, version=4)
+            held[name] = len(closure)
+            listing.append({"name": name, "tag": tag, "stack": stack, "path": f"{tag}/{stack}"})
+            continue
         held[name] = len(closure) - len(compilers & closure.keys())
         listing.append({"name": name, "tag": tag, "stack": stack, "path": f"{tag}/{stack}"})
     (out / "mirrors.yaml").write_text(json.dumps({"mirrors": listing}, indent=1))
@@ -162,7 +187,9 @@ def _closure(roots: list[dict], nodes: dict[str, dict]) -> dict[str, dict]:
     return found
 
 
-def _write(path: Path, v2: bool, closure: dict, compilers: set[str], sizes: dict) -> None:
+def _write(
+    path: Path, v2: bool, closure: dict, compilers: set[str], sizes: dict, version: int = 5
+) -> None:
     installs = {
         h: {
             "spec": {k: v for k, v in n.items() if k != "hash"},
@@ -171,7 +198,7 @@ def _write(path: Path, v2: bool, closure: dict, compilers: set[str], sizes: dict
         }
         for h, n in sorted(closure.items())
     }
-    index = {"database": {"version": "8", "installs": installs}}
+    index = {"database": {"version": "8" if version == 5 else "7", "installs": installs}}
     if v2:
         cache = path / "build_cache"
         cache.mkdir(parents=True, exist_ok=True)
@@ -184,19 +211,22 @@ def _write(path: Path, v2: bool, closure: dict, compilers: set[str], sizes: dict
                 platform = f"{arch['platform']}-{arch['platform_os']}-{arch['target']['name']}"
                 compiler = f"gcc-{_compiler_version(n, closure)}"
                 stem = f"{platform}-{compiler}-{n['name']}-{n['version']}-{h}"
-                doc = {"spec": {"_meta": {"version": 5}, "nodes": [n]},
+                doc = {"spec": {"_meta": {"version": version}, "nodes": [n]},
                        "buildcache_layout_version": 2}  # fmt: skip
                 (cache / f"{stem}.spec.json").write_text(json.dumps(doc, separators=(",", ":")))
         return
     writer = V3Writer(path)
     for h, n in closure.items():
         if h not in compilers:
-            doc = {"spec": {"_meta": {"version": 5}, "nodes": [n]}, "buildcache_layout_version": 2}
+            doc = {"spec": {"_meta": {"version": version}, "nodes": [n]},
+                   "buildcache_layout_version": 2}  # fmt: skip
             writer.add_spec(doc, sizes[h])
     writer.add_index(index)
 
 
 def _compiler_version(node: dict, closure: dict) -> str:
+    if "compiler" in node:
+        return node["compiler"]["version"]
     for dep in node["dependencies"]:
         if "c" in dep["parameters"]["virtuals"]:
             return closure[dep["hash"]]["version"]

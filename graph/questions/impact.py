@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import BadArgument
 from ..spack.constraints import parse
-from ..spack.satisfies import check_known, holding
+from ..spack.satisfies import holding, unknown_names, unknown_value
 from ..store.view import CacheGraph
 from .counts import counts_in
 
@@ -24,8 +24,11 @@ class Impact:
 
 
 def impact(G: CacheGraph, text: str, tag: str | None = None) -> Impact:
-    """Every spec (in the tag) with a node satisfying ``text`` among its dependencies, direct or
-    not -- Spack's ``^text``, not the node itself -- counted by package and by stack.
+    """Every spec (in the tag) with a node satisfying ``text`` among its dependencies as
+    Spack's ``^text`` finds it (its link and run dependencies, transitively, and its own
+    build dependencies: what links against it or was built with it), not the node itself,
+    counted by package and by stack. A name nothing loaded has reaches nothing, and a
+    warning says so.
 
     >>> from cachegraph.graph.store.example import example_graph
     >>> found = impact(example_graph(), "gcc")
@@ -35,10 +38,15 @@ def impact(G: CacheGraph, text: str, tag: str | None = None) -> Impact:
     constraint = parse(text)
     if constraint.transitive:
         raise BadArgument("impact takes the constraint of one node, e.g. 'openssl@3.0:3.0.99'")
-    check_known(G, constraint.root)
     # Kept within the graph's byte budget: the dependents of a library every spec links
     # are a walk over every edge, and a dashboard asks the same impact again and again.
-    return G.kept(("impact", text, tag), lambda: _impact(G, constraint, tag))
+    found = G.kept(("impact", text, tag), lambda: _impact(G, constraint, tag))
+    unknown = unknown_names(G, constraint.root)
+    if tag is not None and (missing := unknown_value(G, "tag", tag)) is not None:
+        unknown.append(missing)
+    if unknown:
+        found = Impact(found.ranks, found.packages, found.stacks, (*unknown, *found.warnings))
+    return found
 
 
 def _impact(G: CacheGraph, constraint, tag: str | None) -> Impact:

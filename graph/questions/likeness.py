@@ -32,7 +32,7 @@ from ..errors import BadArgument
 from ..spack import targets as archs
 from ..spack.constraints import Constraint, Node
 from ..spack.names import compiler_parts
-from ..spack.satisfies import check_known, holding, node_test, settings
+from ..spack.satisfies import holding, node_test, settings
 from ..store import walks
 from ..store.records import SpecRecord
 from ..store.view import CacheGraph
@@ -266,8 +266,7 @@ def nearest_to_constraint(
     root = constraint.root
     if root.name is None:
         raise BadArgument("nearest needs a package name in the constraint, e.g. 'hdf5@1.14 +mpi'")
-    for node in (root, *constraint.transitive):
-        check_known(G, node)
+    # A part nothing loaded has (an unknown variant) is one more difference of every spec.
     parts = _parts(G, root)
     holders = [(n, holding(G, n)) for n in constraint.transitive]
     found = []

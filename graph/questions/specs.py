@@ -294,13 +294,17 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     keys += [("stack", s, q.tag) for s in q.stacks]
     if q.tag is not None:
         keys.append(("tag", q.tag, None))
+    unknown = [
+        found for kind, value, _ in keys
+        if (found := satisfies.unknown_value(G, kind, value)) is not None
+    ]  # fmt: skip
     required = [
         satisfies.requirement(G, q.satisfies) if q.satisfies is not None else None,
         satisfies.runs_on(G, q.runs_on) if q.runs_on is not None else None,
     ]
     tests: list[Test] = []
     candidates: list[satisfies.Candidates] = []
-    warnings: list[str] = []
+    warnings: list[str] = unknown
     for req in filter(None, required):
         # Its index keys may drive the walk; its tests already check what they say.
         candidates += [_key_candidates(G, k) for k in req.keys]

@@ -19,8 +19,14 @@ What a constraint says (Spack's meaning, checked by ``graph.satisfies``):
 - compiler flags ``cflags="-O3"`` (the spec has those flags);
 - ``target=`` with archspec ranges (``x86_64_v3:``, ``:zen3``, lists), ``os=``,
   ``platform=``, ``arch=platform-os-target``;
-- ``%name@versions``: the spec's compiler, or a direct dependency (Spack 1.0);
-- ``^dep ...``: some node of the spec's dependency DAG satisfies ``dep ...``.
+- ``%name@versions``: a direct dependency (Spack 1.0), or on older specs the recorded
+  compiler; ``%clang``, ``%oneapi``, ``%intel``, ``%rocmcc`` and ``%arm`` are read as the
+  packages Spack 1.x names them (``llvm``, ``intel-oneapi-compilers``...);
+- ``^dep ...``: a link or run dependency (transitively) or a direct build dependency
+  satisfies ``dep ...``;
+- Spack 1.x edge attributes: ``%c=gcc``, ``%c,cxx=gcc@12:`` (the edge provides those
+  virtuals), ``^[virtuals=mpi] openmpi``, ``^[deptypes=build] cmake``, ``%[deptypes=link]
+  zlib``.
 
 After ``%name@versions`` the following specifiers apply to the node before
 the ``%`` again, as in ``hdf5 %gcc@11: +mpi target=x86_64_v3``: the cache's
@@ -39,12 +45,22 @@ FLAG_NAMES = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "
 MAX_LENGTH = 2000
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
+_IDENTIFIER = r"[A-Za-z0-9_][A-Za-z0-9_\-]*"
+#: Spack's ``LEGACY_COMPILER_TO_BUILTIN`` (``spack.aliases``): a ``%`` name read as a package
+COMPILER_ALIASES = {
+    "clang": "llvm",
+    "oneapi": "intel-oneapi-compilers",
+    "rocmcc": "llvm-amdgpu",
+    "intel": "intel-oneapi-compilers-classic",
+    "arm": "acfl",
+}
+DEPTYPES = ("build", "link", "run", "test")
 _VALUE = r"""(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-+*.,:=~/\\]+)"""
 _TOKENS = re.compile(
     rf"""
     (?P<space>\s+)
-  | (?P<dep>\^)
-  | (?P<direct>%%?)
+  | (?P<edge>(?P<sigil>\^|%%?)\s*(?:\[(?P<attrs>[^\]]*)\]\s*)?
+        (?:(?P<assign>{_IDENTIFIER}(?:,{_IDENTIFIER})*)=(?=[A-Za-z0-9_]))?)
   | (?P<version>@\s*(?:=\s*)?[A-Za-z0-9_.:,=\-]*)
   | (?P<bool>(?:\+\+|\+|~~|~|--|-)\s*(?P<boolname>{_NAME}))
   | (?P<keyvalue>(?P<key>{_NAME})\s*(?P<op>==|:=|=)\s*(?P<value>{_VALUE})?)
@@ -89,6 +105,12 @@ class Node:
     platform: str | None = None
     #: ``%`` nodes: the compiler or a direct dependency
     direct: list[Node] = field(default_factory=list)
+    #: the virtuals the edge to this node must provide (``%c=gcc``, ``^[virtuals=mpi]``)
+    virtuals: tuple[str, ...] = ()
+    #: the deptypes the edge to this node must have (``^[deptypes=build]``)
+    deptypes: tuple[str, ...] = ()
+    #: the name as written when Spack reads it as another (``%clang`` is ``llvm``)
+    alias: str | None = None
 
 
 @dataclass
@@ -177,10 +199,10 @@ class _Parser:
         found = Constraint(self.text, root)
         current = root
         while (token := self.next()) is not None:
-            if token.kind == "dep":
+            if token.kind == "edge" and token.match["sigil"] == "^":
                 current = self.named_node(token, "^")
                 found.transitive.append(current)
-            elif token.kind == "direct":
+            elif token.kind == "edge":
                 direct = self.named_node(token, "%")
                 if (following := self.peek()) is not None and following.kind == "version":
                     self.next()
@@ -198,14 +220,49 @@ class _Parser:
         return found
 
     def named_node(self, sigil: _Token, text: str) -> Node:
+        virtuals, deptypes = self.edge_attributes(sigil)
         token = self.next()
-        if token is not None and token.kind == "hash" and text == "^":
-            node = Node()
+        if token is not None and token.kind == "hash" and text == "^" and not virtuals:
+            node = Node(deptypes=deptypes)
             self.specifier(node, token)
             return node
         if token is None or token.kind != "name":
             raise self.fail(token, f"a package name must follow {text!r}")
-        return Node(name=_package(token.text))
+        name = _package(token.text)
+        node = Node(name=name, virtuals=virtuals, deptypes=deptypes)
+        if text == "%" and name in COMPILER_ALIASES:  # Spack's parser renames them so
+            node.name, node.alias = COMPILER_ALIASES[name], name
+        return node
+
+    def edge_attributes(self, sigil: _Token) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The virtuals and deptypes of ``^[virtuals=mpi deptypes=build,link]`` and
+        ``%c,cxx=``, as Spack's ``EdgeAttributeParser`` and ``parse_virtual_assignment``."""
+        virtuals: list[str] = []
+        deptypes: list[str] = []
+        for pair in (sigil.match["attrs"] or "").split():
+            key, equals, value = pair.partition("=")
+            values = [v for v in value.strip("'\"").split(",") if v]
+            if key.endswith(":"):
+                key = key[:-1]
+            if not equals or not values:
+                raise self.fail(sigil, f"an edge attribute is key=value, not {pair!r}")
+            if key == "virtuals":
+                virtuals += values
+            elif key == "deptypes":
+                if bad := [v for v in values if v not in DEPTYPES]:
+                    raise self.fail(sigil, f"{bad[0]!r} is not a deptype (one of "
+                                    f"{', '.join(DEPTYPES)})")  # fmt: skip
+                deptypes += values
+            elif key == "when":
+                raise self.fail(sigil, "a conditional edge ('when=') is not supported here")
+            else:
+                raise self.fail(sigil, "the only edge attributes are 'deptypes', 'virtuals' "
+                                "and 'when'")  # fmt: skip
+        if sigil.match["attrs"] is not None and not sigil.match["attrs"].strip():
+            raise self.fail(sigil, "edge attributes go inside '[...]', e.g. '^[virtuals=mpi]'")
+        if sigil.match["assign"]:
+            virtuals += sigil.match["assign"].split(",")
+        return tuple(dict.fromkeys(virtuals)), tuple(dict.fromkeys(deptypes))
 
     def specifier(self, node: Node, token: _Token) -> None:
         if token.kind == "version":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -27,7 +28,8 @@ from ..store.records import SpecRecord
 from ..store.tables import distinct
 from ..store.view import CacheGraph
 from . import targets as archs
-from .constraints import Constraint, Node, Variant, parse
+from . import virtuals as table
+from .constraints import COMPILER_ALIASES, Constraint, Node, Variant, parse
 from .names import NO_COMPILER, compiler_parts
 
 #: ranks -> whether each satisfies something
@@ -67,21 +69,29 @@ class Requirement:
 
 
 def requirement(G: CacheGraph, text: str) -> Requirement:
-    """What a spec satisfying ``text`` must be; BadArgument for a bad or unknown part.
+    """What a spec satisfying ``text`` must be; BadArgument for a constraint that does not
+    parse. A name nothing loaded has (a variant, os, package...) matches nothing, as in
+    Spack, and the answer's warnings name it and the nearest known ones.
 
     >>> from cachegraph.graph.store.example import example_graph
     >>> found = requirement(example_graph(), "zlib@1.3: ~pic")
     >>> found.keys
     [('package', 'zlib', None), ('variant', '~pic', None)]
+    >>> for warning in requirement(example_graph(), "zlib +pic2 os=ubuntu").warnings:
+    ...     print(warning)
+    no loaded spec has a variant 'pic2', so nothing matches it (did you mean pic?)
+    no loaded spec has the os 'ubuntu', so nothing matches it (did you mean ubuntu22.04?)
     """
     constraint = parse(text)
-    for node in _nodes(constraint):
-        check_known(G, node)
+    # Without DAGs, '^' nodes match nothing for that reason alone: NO_DEPENDENCIES says so.
+    asked = _nodes(constraint) if G.store.edge_count else [constraint.root, *constraint.root.direct]
+    warnings = [w for node in asked for w in unknown_names(G, node)]
     root = constraint.root
-    found = Requirement(keys=_keys(root), tests=[node_test(G, root)])
+    found = Requirement(keys=_keys(G, root), tests=[node_test(G, root)], warnings=warnings)
     if root.hash is not None:
         found.candidates.append(_hash_candidates(G, root.hash))
-    if root.targets is not None:
+    virtual = root.name is not None and is_virtual(G, root.name)  # its target is not asked
+    if root.targets is not None and not virtual:
         found.candidates.append(_target_candidates(G, _allowed_targets(root)))
     if constraint.transitive and not G.store.edge_count:
         found.warnings.append(NO_DEPENDENCIES.format(text=text))
@@ -103,7 +113,7 @@ def runs_on(G: CacheGraph, host: Host) -> Requirement:
     """
     allowed = archs.ancestors(host.target)
     return Requirement(
-        keys=_keys(Node(os=host.os, platform=host.platform)),
+        keys=_keys(G, Node(os=host.os, platform=host.platform)),
         candidates=[_target_candidates(G, allowed)],
         tests=[_table_test(G, "target", lambda t: t in allowed)],
     )
@@ -131,12 +141,17 @@ def node_test(G: CacheGraph, node: Node) -> Test:
     """A test of specs' own attributes and their ``%`` nodes."""
     checks: list[Test] = []
     store = G.store
-    if node.name is not None:
-        checks.append(_equals(G, "package", node.name))
     if node.hash is not None:
         start, end = store.prefixed(node.hash)
         prefixed = np.sort(store.rank_of[start:end])
         checks.append(lambda r: np.isin(r, prefixed))
+    if node.name is not None and is_virtual(G, node.name):
+        # Spec._satisfies: a concrete spec satisfies a virtual when its package provides
+        # one intersecting it; nothing else of the virtual's node is asked.
+        provides = provider_mask(G, node.name, node.versions)
+        return _all([*checks, lambda r: provides[r]])
+    if node.name is not None:
+        checks.append(_equals(G, "package", node.name))
     if node.versions is not None:
         checks.append(_table_test(G, "version", node.versions.contains))
     for variant in node.variants:
@@ -250,42 +265,199 @@ def settings(variants: Iterable[str]) -> dict[str, frozenset[str]]:
     return found
 
 
+#: Spack's BUILTIN_TO_LEGACY_COMPILER: how specs older than Spack 1.0 name these compilers
+LEGACY_NAMES = {builtin: legacy for legacy, builtin in COMPILER_ALIASES.items()}
+
+
 def _direct_test(G: CacheGraph, direct: Node) -> Test:
-    """``%name@versions``: the spec's compiler is that, or a direct dependency satisfies it."""
-    plain = direct == type(direct)(name=direct.name, versions=direct.versions)
+    """``%name@versions``, as ``Spec._satisfies`` reads a direct edge: on a spec of format 5
+    (Spack >= 1.0), a direct dependency satisfies it, with the edge's virtuals and deptypes
+    asked; on an older spec, the compiler it records does (its name and versions only)."""
+    plain = (direct.hash, direct.variants, direct.flags, direct.targets, direct.os,
+             direct.platform, direct.direct) == (None, [], {}, None, None, None, [])  # fmt: skip
+    virtual = direct.name is not None and is_virtual(G, direct.name)
+    # Spack 1.1 compares the renamed %clang (llvm) with an old spec's recorded "clang", which
+    # never matches; here either name of the compiler matches the other.
+    names = {direct.name, direct.alias, LEGACY_NAMES.get(direct.name or "")} - {None}
 
     def compiler_ok(name: str) -> bool:
         if not plain or name == NO_COMPILER:
             return False
         family, version = compiler_parts(name)
-        return family == direct.name and (
-            direct.versions is None or direct.versions.contains(version)
-        )
+        if virtual:  # %c, %fortran: the compiler package provides it
+            return direct.name in table.provided_by(COMPILER_ALIASES.get(family, family))
+        return family in names and (direct.versions is None or direct.versions.contains(version))
 
     by_compiler = _table_test(G, "compiler", compiler_ok)
+    new = new_format(G)
     parents: list[np.ndarray] = []
 
     def with_such_child() -> np.ndarray:
-        # The specs with a direct dependency satisfying the node: its package's specs
-        # that do, one step up the dependents.
+        # The specs with such a direct edge: the edges to a child satisfying the node,
+        # their parents.
         if not parents:
-            own = node_test(G, direct)
-            ranks = G.store.ranks("package", direct.name) if direct.name else np.arange(G.store.n)
-            children = ranks[own(np.asarray(ranks, np.int64))]
-            parents.append(walks.reached(G.store, children, up=True, steps=1))
+            edges = _edges_to(G, direct, recorded_only=True)
+            if direct.deptypes:
+                bits = G.store.deptype_mask(direct.deptypes)
+                missing = len({*direct.deptypes} - set(G.store.strings("deptype").values))
+                edges &= (G.store.dep_types & bits) == bits if not missing else False
+            mask = np.zeros(G.store.n, bool)
+            mask[edge_parents(G)[edges]] = True
+            parents.append(mask)
         return parents[0]
 
     def test(ranks: np.ndarray) -> np.ndarray:
-        return by_compiler(ranks) | with_such_child()[ranks]
+        found = np.zeros(len(ranks), bool)
+        recent = new[ranks]
+        if recent.any():
+            found[recent] = with_such_child()[ranks[recent]]
+        if not recent.all():
+            found[~recent] = by_compiler(ranks[~recent])
+        return found
 
     return test
+
+
+# -- what Spack >= 1.0 records differently -------------------------------------------------
+
+
+def new_format(G: CacheGraph) -> np.ndarray:
+    """Per rank, whether the spec is of spec format 5 (Spack >= 1.0): its compiler is a
+    dependency providing c, cxx or fortran, or it records no compiler at all. Older specs
+    (formats 1-4, the public site's pages) record one, and no compiler node.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> new_format(example_graph()).tolist()
+    [True, False, True, False, True]
+    """
+
+    def compute() -> np.ndarray:
+        store = G.store
+        none = store.code("compiler", NO_COMPILER)
+        found = np.zeros(store.n, bool) if none is None else store.codes["compiler"] == none
+        languages = [recorded_virtual(G, v) for v in ("c", "cxx", "fortran")]
+        found[edge_parents(G)[np.logical_or.reduce(languages)]] = True
+        return found
+
+    return G.memoized("spec format 5", compute)
+
+
+def edge_parents(G: CacheGraph) -> np.ndarray:
+    """The parent rank of each edge, by its position in ``deps``."""
+
+    def compute() -> np.ndarray:
+        indptr = G.store.deps[0]
+        return np.repeat(np.arange(G.store.n, dtype=np.int64), np.diff(indptr))
+
+    return G.memoized("edge parents", compute)
+
+
+def recorded_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
+    """Per edge, whether the spec file names ``virtual`` among what it provides."""
+    store = G.store
+    code = store.code("virtual", virtual)
+    if code is None:
+        return np.zeros(len(store.dep_types), bool)
+    return store.sets("virtuals").contains(np.array([code]))[store.dep_virtuals]
+
+
+def edge_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
+    """Per edge, whether it provides ``virtual``: as recorded, or on an edge of a spec older
+    than Spack 1.0 that records none, as Spack's ``reconstruct_virtuals_on_edges`` labels it
+    (the parent's package depends on the virtual, the child's provides it)."""
+
+    def compute() -> np.ndarray:
+        store = G.store
+        found = recorded_virtual(G, virtual)
+        unlabelled = store.sets("virtuals").lengths()[store.dep_virtuals] == 0
+        parents, children = edge_parents(G), store.deps[1]
+        unlabelled &= ~new_format(G)[parents]
+        packages = store.strings("package").values
+        codes = store.codes["package"]
+        provides = np.array([virtual in table.provided_by(p) for p in packages], bool)
+        needs = np.array([virtual in table.needed_by(p) for p in packages], bool)
+        if len(packages):
+            unlabelled &= provides[codes[children]] & needs[codes[parents]]
+            found = found | unlabelled
+        return found
+
+    return G.memoized(("edge virtual", virtual), compute)
+
+
+def is_virtual(G: CacheGraph, name: str) -> bool:
+    """Whether ``name`` is a virtual package: no loaded spec is of a package so named, and
+    Spack's package repository (``graph/spack/virtuals.json``) or an edge says it is one.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> [is_virtual(example_graph(), n) for n in ("mpi", "c", "zlib", "zlib-api", "nothing")]
+    [True, True, False, True, False]
+    """
+    if G.store.code("package", name) is not None and len(G.store.ranks("package", name)):
+        return False
+    return name in table.names() or G.store.code("virtual", name) is not None
+
+
+def provider_mask(G: CacheGraph, virtual: str, versions=None) -> np.ndarray:
+    """Per rank, whether the spec provides ``virtual`` (at some of ``versions``): its
+    package's ``provides(...)`` whose condition the spec meets, or an edge naming it so.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> np.flatnonzero(provider_mask(example_graph(), "c")).tolist()
+    [0]
+    """
+
+    def compute() -> np.ndarray:
+        store = G.store
+        found = np.zeros(store.n, bool)
+        for provision in table.providers(virtual):
+            ranks = np.asarray(store.ranks("package", provision.package), np.int64)
+            if not len(ranks):
+                continue
+            if (
+                versions is not None
+                and provision.versions is not None
+                and not (versions.intersects(provision.versions))
+            ):
+                continue
+            if provision.when:
+                ranks = ranks[_when_test(G, provision.when)(ranks)]
+            found[ranks] = True
+        if versions is None:  # an edge says it provides the virtual, at some version
+            found[store.deps[1][recorded_virtual(G, virtual)]] = True
+        return found
+
+    return G.kept(("providers", virtual, str(versions)), compute)
+
+
+def _when_test(G: CacheGraph, when: str) -> Test:
+    """A test of a ``provides(..., when=...)`` condition on the provider's own node (its
+    ``%`` and ``^`` parts are not asked); always true for one that does not parse."""
+    try:
+        node = parse(when).root
+    except BadArgument:
+        return lambda r: np.ones(len(r), bool)
+    return node_test(G, Node(**{**vars(node), "direct": [], "name": None}))
+
+
+def virtual_providers(G: CacheGraph, virtual: str) -> np.ndarray:
+    """The ranks, in order, of the specs providing ``virtual``.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> virtual_providers(example_graph(), "c").tolist(), virtual_providers(example_graph(), "x")
+    ([0], array([], dtype=int64))
+    """
+    if not is_virtual(G, virtual):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(provider_mask(G, virtual)).astype(np.int64)
 
 
 # -- what narrows the candidates --------------------------------------------------------
 
 
-def _keys(node: Node) -> list[IndexKey]:
+def _keys(G: CacheGraph, node: Node) -> list[IndexKey]:
     keys: list[IndexKey] = []
+    if node.name is not None and is_virtual(G, node.name):
+        return keys
     if node.name is not None:
         keys.append(("package", node.name, None))
     keys += [(kind, value, None) for kind in ("os", "platform")
@@ -316,7 +488,8 @@ def _target_candidates(G: CacheGraph, allowed: Iterable[str]) -> Candidates:
 def _allowed_targets(node: Node) -> frozenset[str]:
     allowed: set[str] = set()
     for low, high in node.targets or ():
-        allowed |= {low} if low == high else archs.in_range(low, high)
+        with suppress(BadArgument):  # an end archspec does not know: unknown_names warns
+            allowed |= {low} if low == high else archs.in_range(low, high)
     return frozenset(allowed)
 
 
@@ -340,13 +513,15 @@ class Holders:
 
 
 def holding(G: CacheGraph, node: Node) -> Holders:
-    """The specs whose dependency DAG has a node satisfying ``node``.
+    """The specs having a dependency that satisfies ``node``, as ``Spec._satisfies`` looks
+    for ``^dep``: among the link and run dependencies, transitively
+    (``traverse_edges(deptype=("link", "run"))``), and the spec's own direct build
+    dependencies -- not what a build dependency was itself built with.
 
-    The nodes satisfying it come from the package index (or, for a virtual
-    such as ``mpi``, from the providers its edges name), then every spec
-    depending on one of them through any chain, by the dependents table. Worked
-    out for each request, not kept: a few milliseconds, and a mask of every
-    spec per constraint would fill the memory of a server asked many.
+    The edges to a node satisfying it are found first (for a virtual such as ``mpi``, the
+    edges providing it), then their parents, and every spec above those through link and
+    run edges. Worked out for each request, not kept: a few milliseconds, and a mask of
+    every spec per constraint would fill the memory of a server asked many.
 
     >>> from cachegraph.graph.store.example import example_graph
     >>> from cachegraph.graph.spack.constraints import parse
@@ -356,46 +531,45 @@ def holding(G: CacheGraph, node: Node) -> Holders:
     store = G.store
     if not store.edge_count:
         return Holders(np.zeros(store.n, bool), 0)
-    mask = walks.reached(store, _satisfying_nodes(G, node), up=True)
+    edges = _edges_to(G, node)
+    parents = edge_parents(G)
+    link_run = store.deptype_mask(("link", "run"))
+    linked = edges & ((store.dep_types & link_run) > 0)
+    built = edges & ((store.dep_types & store.deptype_mask(("build",))) > 0)
+    starts = distinct(parents[linked])
+    mask = walks.reached(store, starts, up=True, deptypes=link_run)
+    mask[starts] = True
+    mask[parents[built]] = True
     return Holders(mask, int(np.count_nonzero(mask)))
 
 
-def _satisfying_nodes(G: CacheGraph, node: Node) -> np.ndarray:
-    """The ranks of the specs satisfying ``node``; for a virtual name, of its providers."""
+def _edges_to(G: CacheGraph, node: Node, recorded_only: bool = False) -> np.ndarray:
+    """Per edge, whether its child satisfies ``node`` and it provides the virtuals the node
+    asks (each of ``^[virtuals=...]``; any of ``%c,cxx=``, as ``edges_to_dependencies``). A
+    virtual name is an edge providing it, to a provider."""
     store = G.store
+    children = store.deps[1]
+    labelled = recorded_virtual if recorded_only else edge_virtual
+    if node.name is not None and is_virtual(G, node.name):
+        return labelled(G, node.name) & provider_mask(G, node.name, node.versions)[children]
     if node.name is None:
-        found = np.arange(store.n)
+        ranks = np.arange(store.n, dtype=np.int64)
         if node.hash is not None:
-            found = _hash_candidates(G, node.hash).ranks()
-    elif len(store.ranks("package", node.name)):
-        found = store.ranks("package", node.name)
+            ranks = np.asarray(_hash_candidates(G, node.hash).ranks(), np.int64)
     else:
-        found = virtual_providers(G, node.name)
-        node = Node(**{**vars(node), "name": None})
-    found = np.asarray(found, np.int64)
-    return found[node_test(G, node)(found)] if len(found) else found
+        ranks = np.asarray(store.ranks("package", node.name), np.int64)
+    satisfying = np.zeros(store.n, bool)
+    if len(ranks):
+        satisfying[ranks[node_test(G, node)(ranks)]] = True
+    edges = satisfying[children]
+    if node.virtuals:
+        provided = [labelled(G, v) for v in node.virtuals]
+        edges &= np.logical_and.reduce(provided) if not recorded_only else (
+            np.logical_or.reduce(provided))  # fmt: skip
+    return edges
 
 
-def virtual_providers(G: CacheGraph, virtual: str) -> np.ndarray:
-    """The ranks, in order, of the specs some edge names as providing ``virtual``.
-
-    >>> from cachegraph.graph.store.example import example_graph
-    >>> virtual_providers(example_graph(), "c").tolist(), virtual_providers(example_graph(), "x")
-    ([0], array([], dtype=int64))
-    """
-    store = G.store
-    code = store.code("virtual", virtual)
-    if code is None:
-        return np.zeros(0, np.int64)
-
-    def compute() -> np.ndarray:
-        provides = store.sets("virtuals").contains(np.array([code]))[store.dep_virtuals]
-        return distinct(store.deps[1][provides]).astype(np.int64)
-
-    return G.memoized(("providers", virtual), compute)
-
-
-# -- unknown names are errors, not empty answers ------------------------------------------
+# -- unknown names match nothing, and the answer says so ------------------------------------
 
 
 def _nodes(constraint: Constraint) -> Iterable[Node]:
@@ -404,21 +578,66 @@ def _nodes(constraint: Constraint) -> Iterable[Node]:
         yield from node.direct
 
 
-def check_known(G: CacheGraph, node: Node) -> None:
+def did_you_mean(value: str, known: Iterable[str]) -> str:
+    """The nearest of ``known`` to ``value``, as a hint; a few known ones when none is near.
+
+    >>> did_you_mean("ubuntu2204", ["ubuntu22.04", "rhel8"]), did_you_mean("x", ["a", "b"])
+    (' (did you mean ubuntu22.04?)', ' (known: a, b)')
+    """
+    known = sorted(set(known))
+    close = difflib.get_close_matches(value, known, n=3)
+    if close:
+        return f" (did you mean {', '.join(close)}?)"
+    if not known:
+        return " (the loaded data has none)"
+    return f" (known: {', '.join(known[:5])}{'...' if len(known) > 5 else ''})"
+
+
+def unknown_value(G: CacheGraph, kind: str, value: str, what: str | None = None) -> str | None:
+    """A warning when no loaded spec has ``value`` as its ``kind`` (an os, tag, stack...).
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> unknown_value(example_graph(), "os", "ubuntu22.04") is None
+    True
+    >>> unknown_value(example_graph(), "platform", "linx")
+    "no loaded spec has the platform 'linx', so nothing matches it (did you mean linux?)"
+    """
+    if len(G.store.ranks(kind, value)):
+        return None
+    return (f"no loaded spec has {what or 'the ' + kind} {value!r}, so nothing matches it"
+            f"{did_you_mean(value, G.store.names(kind))}")  # fmt: skip
+
+
+def unknown_names(G: CacheGraph, node: Node) -> list[str]:
+    """What in ``node`` no loaded spec has: each a warning naming the nearest known."""
+    found = []
+    store = G.store
+    if node.name is not None and not is_virtual(G, node.name):
+        compilers = {compiler_parts(c)[0] for c in store.names("compiler")}
+        if not len(store.ranks("package", node.name)) and not (
+            node.name in compilers or node.alias in compilers
+        ):
+            found.append(unknown_value(G, "package", node.name, "a package"))
+    for virtual in node.virtuals:
+        if virtual not in table.names() and store.code("virtual", virtual) is None:
+            found.append(f"no package provides a virtual {virtual!r}, so nothing matches it"
+                         f"{did_you_mean(virtual, table.names())}")  # fmt: skip
     known = variant_names(G)
     for variant in node.variants:
         if variant.name not in known:
-            close = difflib.get_close_matches(variant.name, known, n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise BadArgument(f"no loaded spec has a variant {variant.name!r}{hint}")
+            found.append(f"no loaded spec has a variant {variant.name!r}, so nothing matches "
+                         f"it{did_you_mean(variant.name, known)}")  # fmt: skip
     for low, high in node.targets or ():
-        for end in (low, high):
-            if end is not None and not archs.known(end) and not len(G.store.ranks("target", end)):
-                raise BadArgument(
-                    f"unknown target {end!r}: neither archspec nor the loaded data knows it"
+        for end in dict.fromkeys((low, high)):
+            if end is not None and not archs.known(end) and not len(store.ranks("target", end)):
+                found.append(
+                    f"neither archspec nor the loaded data knows a target {end!r}, "
+                    f"so nothing matches it{did_you_mean(end, archs.names(store.names('target')))}"
                 )
-            if low != high and end is not None:
-                archs.ancestors(end)  # a range needs archspec to know both ends
+    for kind in ("os", "platform"):
+        if (value := getattr(node, kind)) is not None:
+            found.append(unknown_value(G, kind, value))
+    return [f for f in found if f is not None]
 
 
 def variant_names(G: CacheGraph) -> frozenset[str]:

@@ -20,6 +20,11 @@ def known(name: str) -> bool:
     return name in archspec.cpu.TARGETS
 
 
+def names(also: list[str]) -> list[str]:
+    """Every target archspec knows, and ``also``."""
+    return [*archspec.cpu.TARGETS, *also]
+
+
 def _target(name: str) -> archspec.cpu.Microarchitecture:
     try:
         return archspec.cpu.TARGETS[name]

@@ -71,8 +71,33 @@ class VersionList:
     def contains(self, version: str) -> bool:
         return any(r.contains(version) for r in self.ranges)
 
+    def intersects(self, other: VersionList) -> bool:
+        """Whether some version is in both lists (as Spack's ``VersionList.intersects``).
+
+        >>> a = parse_versions(":3.1")
+        >>> [a.intersects(parse_versions(t)) for t in ("3:", "3.1.2", "4:", "=3.1", "2:3")]
+        [True, True, False, True, True]
+        """
+        return any(_overlap(a, b) for a in self.ranges for b in other.ranges)
+
     def __str__(self) -> str:
         return ",".join(map(str, self.ranges))
+
+
+def _at_most(low: str | None, high: str | None) -> bool:
+    """Whether a range starting at ``low`` may meet one ending at ``high`` (``high`` with all
+    its ``.x``)."""
+    if low is None or high is None:
+        return True
+    return version_key(low) <= version_key(high) or _extends(low, high)
+
+
+def _overlap(a: VersionRange, b: VersionRange) -> bool:
+    if a.exact:
+        return b.contains(a.low)
+    if b.exact:
+        return a.contains(b.low)
+    return _at_most(a.low, b.high) and _at_most(b.low, a.high)
 
 
 _VERSION = re.compile(r"[A-Za-z0-9_.\-+]+")

@@ -173,48 +173,55 @@ def _mirror_flags(shared_mirrors) -> list[str]:
     ]
 
 
-# Worked out from the raw files: libdwarf sk2gqqz (index record annotated gcc@=10.2.1) and
-# u5uz3dc (format 5: gcc 10.2.1 provides c and cxx) depend on libelf; on m1, libelf jr3yipy
-# has gcc as its compiler dependency, and gcc-runtime izgzpze depends on gcc directly.
+# Worked out from the raw files, as Spack 1.1's ``spack buildcache list -l -v`` prints them
+# (cmd/__init__.py ``display_specs``/``iter_groups``, ``Spec.compilers``, ``tty.hline``, and
+# ``VariantMap.__str__``; the count line only on a terminal): libdwarf sk2gqqz is an index
+# record annotated original_specfile_version 4, so it has no compiler edges ("no
+# compilers"); u5uz3dc (format 5) has gcc 10.2.1 providing c and cxx; on m1, libelf jr3yipy
+# has gcc providing c, and gcc-runtime izgzpze a build edge to gcc providing nothing.
 FIND_GOLDEN = [
     (
         ["^libelf", "-l"],
         """\
-==> 2 cached builds.
--- test-debian6-core2 / gcc@10.2.1 -----------------------------
+-- test-debian6-core2 / no compilers ----------------------------
 sk2gqqz libdwarf@20130729
 
--- test-debian6-m1 / gcc@10.2.1 --------------------------------
+-- test-debian6-m1 / %c,cxx=gcc@10.2.1 --------------------------
 u5uz3dc libdwarf@20130729
 """,
     ),
     (
         ["target=m1 %gcc", "-l", "-v"],
         """\
-==> 3 cached builds.
--- test-debian6-m1 / gcc@10.2.1 --------------------------------
-u5uz3dc libdwarf@20130729 build_system=generic
-jr3yipy libelf@0.8.13 build_system=generic
-
--- test-debian6-m1 / no compiler -------------------------------
+-- test-debian6-m1 / no compilers -------------------------------
 izgzpze gcc-runtime@10.2.1 build_system=generic
+
+-- test-debian6-m1 / %c,cxx=gcc@10.2.1 --------------------------
+u5uz3dc libdwarf@20130729 build_system=generic
+
+-- test-debian6-m1 / %c=gcc@10.2.1 ------------------------------
+jr3yipy libelf@0.8.13 build_system=generic
 """,
     ),
     (
         ["libelf@0.8:"],
         """\
-==> 3 cached builds.
--- test-debian6-core2 / gcc@10.2.1 -----------------------------
+-- test-debian6-core2 / no compilers ----------------------------
+libelf@0.8.13
 libelf@0.8.13
 
--- test-debian6-core2 / gcc@9.4.0 ------------------------------
-libelf@0.8.13
-
--- test-debian6-m1 / gcc@10.2.1 --------------------------------
+-- test-debian6-m1 / %c=gcc@10.2.1 ------------------------------
 libelf@0.8.13
 """,
     ),
-    (["hdf5@1.14:"], "==> 0 cached builds.\n"),
+    (
+        ["gcc", "-l", "-v"],
+        """\
+-- test-debian6-aarch64 / no compilers --------------------------
+vd7v4ss gcc@10.2.1 build_system=generic languages:='c,c++,fortran'
+""",
+    ),
+    (["hdf5@1.14:"], ""),
 ]
 
 
@@ -257,7 +264,7 @@ def test_find_with_a_bad_constraint_exits_1_with_the_parsers_message(capsys):
 def test_find_on_pages_warns_that_dependencies_are_unknown(capsys):
     assert main(["find", "py-keras ^python"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "==> 0 cached builds.\n"
+    assert captured.out == ""  # Spack prints the count only on a terminal
     assert "cachegraph find: warning: '^' asks about dependencies" in captured.err
 
 
