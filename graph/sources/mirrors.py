@@ -35,7 +35,7 @@ import orjson
 from ..errors import BadRecord
 from .chunks import split
 from .files import read_regular
-from .frontmatter import decode_text, load_yaml
+from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 from .specfiles import (
     clearsigned_text,
     gunzipped,
@@ -333,7 +333,9 @@ def _index_manifests(root: Path) -> Iterator[Path]:
 
 
 _CHECKSUM = re.compile(r"[0-9a-f]{16,128}")
-_ALGORITHMS = frozenset(hashlib.algorithms_guaranteed)
+# hashlib's fixed-length digests (a shake_* digest's hexdigest() needs a length; Spack
+# writes sha256)
+_ALGORITHMS = frozenset(a for a in hashlib.algorithms_guaranteed if not a.startswith("shake_"))
 _SIGNED = b"-----BEGIN PGP SIGNED MESSAGE-----"
 
 
@@ -343,6 +345,7 @@ def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
     if data is None:
         return None
     try:
+        check_nesting(data)
         try:
             doc = orjson.loads(data) if not data.lstrip().startswith(_SIGNED) else None
         except orjson.JSONDecodeError:
@@ -489,7 +492,7 @@ def _index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] |
     None (a problem) when it is not one. An index the chunked scan cannot follow is parsed
     whole, which says what is wrong with it."""
     try:
-        rest, chunks = split(data, b"installs", 2)
+        rest, chunks = split(data, b"installs", 2, deepest_allowed=MAX_NESTING)
         index_installs(rest)  # the database and its version
         return chunks
     except ValueError:
@@ -498,6 +501,7 @@ def _index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] |
         read.problem(path, exc.message)
         return None
     try:
+        check_nesting(data)
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:  # not UTF-8 or not JSON: the plain parser says where
