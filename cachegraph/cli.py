@@ -4,16 +4,20 @@ synth."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from cachegraph.graph import MirrorSource, load
+from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, deadline, load
+from cachegraph.graph.errors import CacheGraphError, TimedOut
 
 from . import settings as config
+from .printing import terminal_text
 from .progress import ProgressLine
 from .state import DataSources, load_sources
 
@@ -42,12 +46,21 @@ def _add_mirror_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
-    """The mirrors of --mirror and --mirrors-file; exits with the problem when the file is bad."""
+    """The mirrors of --mirror and --mirrors-file, or else of CACHEGRAPH_MIRRORS and
+    CACHEGRAPH_MIRRORS_FILE; exits with the problem when one is bad."""
+    base: config.Settings = args.base
+    given = args.mirror or args.mirrors_file
     try:
-        listed = config.mirror_sources((), args.mirrors_file or "")
+        named = [] if given else [MirrorSource.parse(t) for t in base.mirror + base.index]
     except ValueError as exc:
-        raise SystemExit(f"cachegraph: error: --mirrors-file: {exc}") from None
-    return args.mirror + listed
+        raise SystemExit(f"cachegraph: error: {config.env_name('mirror')}: {exc}") from None
+    listing = args.mirrors_file if given else base.mirrors_file
+    try:
+        listed = config.mirror_sources((), listing or "")
+    except ValueError as exc:
+        flag = "--mirrors-file" if given else config.env_name("mirrors_file")
+        raise SystemExit(f"cachegraph: error: {flag}: {exc}") from None
+    return args.mirror + named + listed
 
 
 def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -59,10 +72,73 @@ def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -
         help="a cache page, spec file or folder of them (repeatable); default: the bundled seeds",
     )
     _add_mirror_options(parser)
+    parser.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="print only the answer and errors: no warnings about the data "
+        "(as CACHEGRAPH_LOG_LEVEL=error)",
+    )  # fmt: skip
+
+
+def _data(args: argparse.Namespace) -> list[str]:
+    """--data, or else CACHEGRAPH_DATA (when no mirror is given on the command line)."""
+    if args.data or args.mirror or args.mirrors_file:
+        return list(args.data)
+    return list(args.base.data)
 
 
 def _sources(args: argparse.Namespace) -> DataSources:
-    return DataSources(paths=args.data, mirrors=_mirrors(args))
+    return DataSources(paths=_data(args), mirrors=_mirrors(args))
+
+
+def _level(args: argparse.Namespace) -> int:
+    """The least severity of what a command prints besides its answer (a logging level)."""
+    level = getattr(logging, args.base.log_level.upper())
+    return max(level, logging.ERROR) if getattr(args, "quiet", False) else level
+
+
+def _load(args: argparse.Namespace, command: str) -> tuple[CacheGraph, LoadReport]:
+    """Load a command's sources, printing their problems once each, as the level asks."""
+    logger = logging.getLogger("cachegraph")
+    kept = logger.level
+    logger.setLevel(logging.CRITICAL + 1)  # printed below, not logged as well
+    try:
+        graph, report, _ = load_sources(_sources(args))
+    finally:
+        logger.setLevel(kept)
+    level = _level(args)
+    for problem in report.problems:
+        if (logging.WARNING if problem.severity == "warning" else logging.ERROR) >= level:
+            _say(command, str(problem))
+    return graph, report
+
+
+def _say(command: str, message: str) -> None:
+    print(f"cachegraph {command}: {terminal_text(message)}", file=sys.stderr)
+
+
+def _answered_despite(command: str, report: LoadReport) -> int:
+    """A command that answered exits 0; it says when some data could not be read."""
+    if report.errors:
+        _say(
+            command,
+            f"answered from the data that loaded; {len(report.errors)} "
+            f"error{'s' if len(report.errors) != 1 else ''} in the sources (above)",
+        )
+    return 0
+
+
+def _time_limit(args: argparse.Namespace) -> contextlib.AbstractContextManager:
+    """The server's time limit for one operation (CACHEGRAPH_TIMEOUT), for a command's answer."""
+    return deadline.until(time.monotonic() + args.base.timeout)
+
+
+def _timed_out(command: str, args: argparse.Namespace) -> int:
+    _say(
+        command,
+        f"stopped: the answer took longer than {args.base.timeout:g} s, the server's limit for "
+        f"one operation (CACHEGRAPH_TIMEOUT)",
+    )
+    return 1
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -114,10 +190,8 @@ def query(args: argparse.Namespace) -> int:
     if not isinstance(variables, dict | None):
         print("cachegraph query: --variables must be a JSON object", file=sys.stderr)
         return 2
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph query: {problem}", file=sys.stderr)
-    settings = config.Settings()
+    graph, report = _load(args, "query")
+    settings = args.base
     executor = Executor(served_schema(settings), limits=settings.limits())
     try:
         body = executor.run(Operation(text, variables), {"graph": graph})
@@ -134,22 +208,24 @@ def find(args: argparse.Namespace) -> int:
 
     from .printing import listing, record
 
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph find: {problem}", file=sys.stderr)
+    graph, report = _load(args, "find")
     try:
-        selection = select_specs(graph, SpecQuery(satisfies=args.constraint))
-        specs = list(selection.after(None))
+        with _time_limit(args):
+            selection = select_specs(graph, SpecQuery(satisfies=args.constraint))
+            specs = list(selection.after(None))
+    except TimedOut:
+        return _timed_out("find", args)
     except BadArgument as exc:
-        print(f"cachegraph find: {exc}", file=sys.stderr)
+        _say("find", str(exc))
         return 1
-    for warning in selection.warnings:
-        print(f"cachegraph find: warning: {warning}", file=sys.stderr)
+    if _level(args) <= logging.WARNING:
+        for warning in selection.warnings:
+            _say("find", f"warning: {warning}")
     if args.json:
         print(json.dumps([record(s) for s in specs], indent=2))
     else:
-        print(listing(specs, long=args.long, variants=args.variants))
-    return 1 if report.errors else 0
+        print(terminal_text(listing(specs, long=args.long, variants=args.variants)))
+    return _answered_despite("find", report)
 
 
 def coverage(args: argparse.Namespace) -> int:
@@ -157,32 +233,40 @@ def coverage(args: argparse.Namespace) -> int:
     from cachegraph.graph.questions import coverage as covering
     from cachegraph.graph.questions import likeness
     from cachegraph.graph.sources import lockfiles
+    from cachegraph.graph.sources.files import read_regular
 
     from .printing import coverage_table, record
 
     try:
-        doc = json.loads(Path(args.lockfile).read_text(encoding="utf-8"))
-        env = lockfiles.read_lockfile(doc)
+        # As the server takes a lockfile: at most its body limit, never waiting on a FIFO.
+        data = read_regular(args.lockfile, args.base.max_body_bytes)
+        env = lockfiles.read_lockfile(lockfiles.lockfile_document(data))
     except OSError as exc:
-        print(f"cachegraph coverage: {args.lockfile}: cannot be read: {exc.strerror}",
-              file=sys.stderr)  # fmt: skip
+        _say("coverage", f"{args.lockfile}: cannot be read: {exc.strerror}")
         return 1
-    except (ValueError, BadArgument) as exc:
-        print(f"cachegraph coverage: {args.lockfile}: {exc}", file=sys.stderr)
+    except BadArgument as exc:
+        _say("coverage", f"{args.lockfile}: {exc}")
         return 1
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph coverage: {problem}", file=sys.stderr)
-    found = covering.coverage(graph, env, args.tag, args.stack or None)
-    nearest = {}
-    for e in found.entries:
-        if e.spec is None and e.wanted is not None:
-            deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash] if h in env.specs}
-            nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
+    graph, report = _load(args, "coverage")
+    try:
+        with _time_limit(args):
+            found = covering.coverage(graph, env, args.tag, args.stack or None)
+            nearest = {}
+            for e in found.entries:
+                if e.spec is None and e.wanted is not None:
+                    deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash]
+                            if h in env.specs}  # fmt: skip
+                    nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
+    except TimedOut:
+        return _timed_out("coverage", args)
+    except CacheGraphError as exc:
+        _say("coverage", f"{args.lockfile}: {exc}")
+        return 1
     if args.json:
         print(json.dumps({
             "total": len(found.entries), "hits": len(found.hits),
             "misses": len(found.entries) - len(found.hits), "hitBytes": found.hit_bytes,
+            "hitsOfUnknownSize": found.unknown_sizes,
             "cachedRoots": list(found.cached_roots),
             "entries": [{
                 "hash": e.hash, "name": e.wanted.package if e.wanted else None,
@@ -193,23 +277,23 @@ def coverage(args: argparse.Namespace) -> int:
             } for e in found.entries],
         }, indent=2))  # fmt: skip
     else:
-        print(coverage_table(found, nearest))
-    return 1 if report.errors else 0
+        print(terminal_text(coverage_table(found, nearest)))
+    return _answered_despite("coverage", report)
 
 
 def diff(args: argparse.Namespace) -> int:
-    from cachegraph.graph.errors import BadArgument
     from cachegraph.graph.questions.likeness import spec_diff
 
     from .printing import diff_table
 
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph diff: {problem}", file=sys.stderr)
+    graph, report = _load(args, "diff")
     try:
-        a, b, differences = spec_diff(graph, args.a, args.b)
-    except BadArgument as exc:
-        print(f"cachegraph diff: {exc}", file=sys.stderr)
+        with _time_limit(args):
+            a, b, differences = spec_diff(graph, args.a, args.b)
+    except TimedOut:
+        return _timed_out("diff", args)
+    except CacheGraphError as exc:  # no such spec, a prefix too short or ambiguous
+        _say("diff", str(exc))
         return 1
     if args.json:
         print(
@@ -225,7 +309,7 @@ def diff(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(diff_table(a, b, differences))
+        print(terminal_text(diff_table(a, b, differences)))
     return 1 if report.errors else 0
 
 
@@ -246,10 +330,11 @@ def export_schema(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    if not (args.paths or args.mirror or args.mirrors_file):
-        raise SystemExit("cachegraph validate: give a PATH, --mirror or --mirrors-file")
+    paths = [*args.paths, *args.data]
+    if not (paths or args.mirror or args.mirrors_file):
+        raise SystemExit("cachegraph validate: give a PATH, --data, --mirror or --mirrors-file")
     progress = ProgressLine()
-    _, report = load(args.paths, _mirrors(args), progress=progress)
+    _, report = load(paths, _mirrors(args), progress=progress)
     progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -293,6 +378,7 @@ def _version() -> str:
 def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     base = base or config.Settings()
     top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
+    top.set_defaults(base=base)
     top.add_argument("--version", action="version", version=f"cachegraph {_version()}")
     commands = top.add_subparsers(dest="command", required=True)
 
@@ -351,6 +437,8 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
 
     p = commands.add_parser("validate", help="load data and report what is wrong with it")
     p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--data", action="append", default=[], metavar="PATH",
+                   help="a cache page, spec file or folder of them (the same as PATH)")  # fmt: skip
     _add_mirror_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=validate)
@@ -379,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cachegraph: {exc}", file=sys.stderr)
         return 2
     args = parser(base).parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=base.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args)
     except ValueError as exc:

@@ -80,6 +80,10 @@ class MirrorSource:
         return cls(tag, stack, Path(path))
 
 
+#: What a mirrors file may hold: a line or two a mirror, 100,000 mirrors and more.
+MAX_MIRRORS_FILE_BYTES = 16 << 20
+
+
 def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     """The mirrors a YAML or JSON file lists, in either of two shapes.
 
@@ -90,10 +94,12 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     """
     where = Path(path)
     try:
-        text = where.read_text(encoding="utf-8")
+        # not waiting on a FIFO, nor reading /dev/zero until memory runs out
+        data = read_regular(where, MAX_MIRRORS_FILE_BYTES)
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
     try:
+        text = decode_text(data)
         doc = load_yaml(text) if where.suffix in (".yaml", ".yml") else load_json(text)
     except BadRecord as exc:
         raise ValueError(f"{where}: {exc.message}") from None

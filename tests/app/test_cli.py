@@ -297,7 +297,9 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
     assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:4] == [
-        "58 concrete specs: 57 cached (98%), 1 missing; 0 B to download",
+        # an index gives no sizes: unknown, not 0 B (issue 30)
+        "58 concrete specs: 57 cached (98%), 1 missing; download size unknown (no source gives "
+        "the sizes of these specs)",
         "roots cached with their whole DAG: "
         + ", ".join(
             f"{nodes[r['hash']]['name']}@{nodes[r['hash']]['version']}/{r['hash'][:7]}"
@@ -310,11 +312,12 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
         f"{root[:7]}  {'mpigdb@git.main':<32} miss known only as a dependency of cached specs, "
         "held by no mirror"
     )
-    assert lines[5].endswith(" hit  develop/e4s") and len(lines) == 4 + 58
+    assert lines[5].endswith(" hit  develop/e4s (size unknown)") and len(lines) == 4 + 58
 
     assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert (found["total"], found["hits"], found["misses"]) == (58, 57, 1)
+    assert (found["hitBytes"], found["hitsOfUnknownSize"]) == (0, 57)
     assert found["entries"][0]["reason"].startswith("known only as a dependency")
 
 
