@@ -402,7 +402,7 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p = commands.add_parser(
         "find",
         help="list the cached specs satisfying a Spack constraint, as 'spack find' does",
-        description="CONSTRAINT is Spack's spec syntax, e.g. 'hdf5@1.14: +mpi %%gcc@11: "
+        description="CONSTRAINT is Spack's spec syntax, e.g. 'hdf5@1.14: +mpi %gcc@11: "
         "target=x86_64_v3: ^openmpi@4:' (see the README).",
     )
     p.add_argument("constraint", metavar="CONSTRAINT")
