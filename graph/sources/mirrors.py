@@ -153,6 +153,9 @@ class MirrorRead:
     tarball: Callable[[str, dict], tuple[str, float | None]] = lambda hash, entry: ("", None)
     #: reads what the index lacks, given the hashes it listed (fills spec_files, tarballs)
     later: Callable[[set[str]], None] = lambda listed: None
+    #: the mirror's real path (with a final separator), and each blob folder's (v3)
+    real_root: str = ""
+    real_folders: dict[str, str] = field(default_factory=dict)
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
@@ -392,11 +395,36 @@ def _missing_blob(read: MirrorRead, root: Path, manifest: Path, path: str) -> No
     read.problem(manifest, f"names blob {os.path.relpath(path, root)}, which is missing")
 
 
+def _outside(read: MirrorRead, root: Path, path: str) -> str:
+    """Where a blob really is when that is outside the mirror (through a symbolic link:
+    refused, as Spack reads a mirror's blobs from the mirror only); "" when it is inside.
+
+    A folder is resolved once (a mirror has 256 of them an algorithm), a blob's own name
+    is one lstat.
+    """
+    if not read.real_root:
+        read.real_root = os.path.join(os.path.realpath(root), "")
+    folder = os.path.dirname(path)
+    where = read.real_folders.get(folder)
+    if where is None:
+        where = read.real_folders[folder] = os.path.realpath(folder)
+    if not os.path.join(where, "").startswith(read.real_root):
+        return os.path.join(where, os.path.basename(path))
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        return "" if real.startswith(read.real_root) else real
+    return ""
+
+
 def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int) -> bytes | None:
     """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise."""
     path = blob_path(root, record)
     if not os.path.isfile(path):
         _missing_blob(read, root, manifest, path)
+        return None
+    outside = _outside(read, root, path)
+    if outside:
+        read.problem(Path(path), f"a symbolic link out of the mirror, to {outside}; not read")
         return None
     data = _bytes(read, Path(path))
     if data is None:

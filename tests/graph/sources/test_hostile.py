@@ -133,3 +133,26 @@ def test_deep_json_and_a_shake_digest_in_a_v3_mirror_are_problems(shared_mirrors
          "a blob record is malformed: " + json.dumps(spec)[:160]),
     ]  # fmt: skip
     assert len(graph.all_specs()) == 7  # the index lists every spec
+
+
+def test_a_v3_blob_that_links_out_of_the_mirror_is_refused(shared_mirrors, tmp_path):
+    v3 = migrate_to_v3(shared_mirrors / "v2_layout/unsigned/build_cache", tmp_path / "v3")
+
+    def blob_of(manifest: Path, media: str) -> Path:
+        data = json.loads(manifest.read_text())["data"]
+        record = next(r for r in data if media in r["mediaType"])
+        return v3 / "blobs" / "sha256" / record["checksum"][:2] / record["checksum"]
+
+    index = blob_of(v3 / "v3/manifests/index/index.manifest.json", "spack.db")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.move(index, outside / "secret")  # its checksum still holds: refused for where it is
+    index.symlink_to(outside / "secret")
+    spec = blob_of(sorted((v3 / "v3/manifests/spec").glob("*/*.json"))[0], "spack.spec")
+    shutil.move(spec, v3 / "blobs" / "moved")
+    spec.symlink_to(v3 / "blobs" / "moved")  # a link within the mirror is read
+    graph, report = load([], [MirrorSource("t", "s", v3)], processes=1)
+    assert report.problems == [
+        Problem(str(index), f"a symbolic link out of the mirror, to {outside / 'secret'}; not read")
+    ]
+    assert len(graph.all_specs()) == 7  # each from its spec blob
