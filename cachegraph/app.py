@@ -87,13 +87,18 @@ def create_app(
     async def readyz(request: Request) -> Response:
         if state.graph is None:
             return JSONResponse({"status": "loading"}, status_code=503)
-        body = {"status": "ready", **state.size()}
+        if not state.graph.store.n:  # an empty data folder: nothing to answer with
+            status = 503
+            body = {"status": "empty", "reason": "no specs loaded", **state.size()}
+        else:
+            status = 200
+            body = {"status": "ready", **state.size()}
         if state.last is not None:
             # Anyone may ask: counts, not the data's paths (POST /admin/reload lists them).
             last = state.last.to_dict()
             last["problem_count"] = len(last.pop("problems"))
             body["last_load"] = last
-        return JSONResponse(body)
+        return JSONResponse(body, status_code=status)
 
     async def metrics_page(request: Request) -> Response:
         caches = executor.cache_sizes()

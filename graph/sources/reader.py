@@ -493,7 +493,9 @@ class Reader:
         self.resolve_old_pages(graph)
         self.report.problems += [problem for _, problem in sorted(self.keyed, key=_key)]
         self.report.specs = store.n
-        self.report.tags = sorted(self.tags)
+        # The tags some spec is in, as the graph counts them: not those of a page or a mirror
+        # whose every record was refused.
+        self.report.tags = list(store.names("tag"))
         return graph
 
     def resolve_old_pages(self, graph: CacheGraph) -> None:
