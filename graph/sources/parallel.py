@@ -190,10 +190,25 @@ def _received(pipe: IO[bytes]) -> bytes:
 
 
 def main() -> None:
-    """The second process: read the files sent, send the Reader back."""
+    """The second process: read the files sent, send the Reader back.
+
+    Ctrl-C at a terminal interrupts both processes: this one leaves it to the first, which
+    ends it (``Helper.stop``) without a second traceback; and it ends quietly when the first
+    is gone before it answers.
+    """
+    import signal
+
     from .reader import collector_paused
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with collector_paused():
-        files, mirrors = pickle.loads(_received(sys.stdin.buffer))
+        received = _received(sys.stdin.buffer)
+        if not received:  # the first process went away before sending
+            return
+        files, mirrors = pickle.loads(received)
         reader = read_placed(files, mirrors)
-        sys.stdout.buffer.write(pickle.dumps(reader, protocol=5))
+        try:
+            sys.stdout.buffer.write(pickle.dumps(reader, protocol=5))
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:  # the first process gave up on it: nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
