@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 
-from cachegraph.graph import CacheGraph
+from cachegraph.graph import CacheGraph, deadline
 from cachegraph.schema import build_schema
 
 from .assets import Assets
@@ -72,6 +72,9 @@ def create_app(
             except NoData as exc:
                 log.error("no data loaded, stopping: %s", exc)
                 raise
+            except deadline.Stopped:  # Ctrl-C while loading: the server is ending anyway
+                log.warning("stopped while loading the data: the server is ending")
+                state.last = Outcome(False, 0.0, "stopped while loading")
         else:
             state.last = Outcome(True, 0.0, "graph given")
         observe(state.last)

@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -164,9 +165,45 @@ def serve(args: argparse.Namespace) -> int:
         os.environ.update(settings.to_env())
         app = "cachegraph.app:app_from_environment"
         uvicorn.run(app, factory=True, workers=settings.workers, **options)
-    else:
-        uvicorn.run(create_app(settings=settings), **options)
+        return 0
+    # The port first: one in use is said at once, not after a load of minutes.
+    listening = _listen(settings.host, settings.port)
+    server = _server_class()(uvicorn.Config(create_app(settings=settings), **options))
+    server.run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to the address (uvicorn listens on it once the data is loaded)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(
+            f"cachegraph: error: cannot listen on {host}:{port}: {exc.strerror} "
+            "(--port, CACHEGRAPH_PORT)"
+        ) from None
+    return sock
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """Uvicorn's server, whose Ctrl-C or SIGTERM also stops a load under way (it would
+        otherwise run to its end before the server could stop)."""
+
+        def handle_exit(self, sig: int, frame: object) -> None:
+            if not self.started:
+                from cachegraph.graph import deadline
+
+                deadline.stop_all()
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 def show_settings(args: argparse.Namespace) -> int:
@@ -473,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"cachegraph: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the operator knows
+        return 130
     except BrokenPipeError:
         # The reader went away (`cachegraph settings | head`): nothing more to say.
         # Python's own flush at exit would raise again: point stdout at nothing.

@@ -24,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO
 
+from .. import deadline
 from .mirrors import MirrorSource
 
 #: Fewer files than this load in one process: a second one would not pay for its start.
@@ -161,9 +162,13 @@ class Helper:
             self.sent = out
 
     def result(self):
-        """The second process's Reader; None when it could not be had (it said why)."""
+        """The second process's Reader; None when it could not be had (it said why).
+
+        Raises Stopped (``graph.deadline``) if the process is stopping meanwhile."""
         if self.thread is not None:
-            self.thread.join()
+            while self.thread.is_alive():
+                deadline.check_stopping()
+                self.thread.join(0.1)
         sent, self.sent = self.sent, None  # not kept beside what it becomes
         if not sent:
             return None

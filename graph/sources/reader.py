@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import attributes
+from .. import attributes, deadline
 from ..errors import BadRecord
 from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
@@ -392,6 +392,7 @@ class Reader:
             self.report.indices += 1
             first = 1
             for chunk in chunks:
+                deadline.check_stopping()
                 hashes = self.read_nodes(path, _index_nodes(chunk), first)
                 first += len(chunk)
                 listed.update(chunk)

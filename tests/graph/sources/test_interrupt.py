@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SEEDS
+
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
 def test_the_second_process_leaves_ctrl_c_to_the_first_and_ends_quietly():
@@ -33,3 +35,22 @@ def test_the_second_process_leaves_ctrl_c_to_the_first_and_ends_quietly():
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(b"", timeout=60)  # the first process went away
     assert (process.returncode, out, err) == (0, b"", b"")
+
+
+def test_a_load_ends_where_it_is_once_the_process_is_stopping():
+    from cachegraph.graph import deadline
+
+    code = (
+        "import sys\n"
+        "from cachegraph.graph import deadline, load\n"
+        "deadline.stop_all()\n"
+        "try:\n"
+        f"    load([{str(SEEDS)!r}], processes=1)\n"
+        "except deadline.Stopped as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, "stopped: the process is ending\n", ""
+    )  # fmt: skip
+    assert deadline.Stopped  # this process goes on loading
