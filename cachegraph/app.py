@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 
-from cachegraph.graph import CacheGraph
+from cachegraph.graph import CacheGraph, deadline
 from cachegraph.schema import build_schema
 
 from .assets import Assets
@@ -72,6 +72,9 @@ def create_app(
             except NoData as exc:
                 log.error("no data loaded, stopping: %s", exc)
                 raise
+            except deadline.Stopped:  # Ctrl-C while loading: the server is ending anyway
+                log.warning("stopped while loading the data: the server is ending")
+                state.last = Outcome(False, 0.0, "stopped while loading")
         else:
             state.last = Outcome(True, 0.0, "graph given")
         observe(state.last)
@@ -87,13 +90,18 @@ def create_app(
     async def readyz(request: Request) -> Response:
         if state.graph is None:
             return JSONResponse({"status": "loading"}, status_code=503)
-        body = {"status": "ready", **state.size()}
+        if not state.graph.store.n:  # an empty data folder: nothing to answer with
+            status = 503
+            body = {"status": "empty", "reason": "no specs loaded", **state.size()}
+        else:
+            status = 200
+            body = {"status": "ready", **state.size()}
         if state.last is not None:
             # Anyone may ask: counts, not the data's paths (POST /admin/reload lists them).
             last = state.last.to_dict()
             last["problem_count"] = len(last.pop("problems"))
             body["last_load"] = last
-        return JSONResponse(body)
+        return JSONResponse(body, status_code=status)
 
     async def metrics_page(request: Request) -> Response:
         caches = executor.cache_sizes()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+from collections.abc import Iterator
 from importlib.abc import Traversable
 
 from starlette.responses import PlainTextResponse, Response
@@ -25,24 +26,25 @@ class Assets:
 
     def __init__(self, root: Traversable) -> None:
         self.root = root
-        self.kept: dict[str, tuple[bytes, str, str] | None] = {}
+        self.kept: dict[str, tuple[bytes, str, str]] = {}
+        #: every file's path under root ("ui/app.js"), listed at the first request: a
+        #: path a client makes up is answered 404 without asking the file system (a
+        #: 256-byte name made stat() raise)
+        self.files: frozenset[str] | None = None
 
     def _read(self, path: str) -> tuple[bytes, str, str] | None:
+        if self.files is None:
+            self.files = frozenset(_listed(self.root, ""))
+        path = path.strip("/")
+        if path not in self.files:
+            return None
         if path not in self.kept:
-            parts = [p for p in path.split("/") if p]
-            found = None
-            if parts and not any(p in (".", "..") or p.startswith(".") for p in parts):
-                file = self.root.joinpath(*parts)
-                if file.is_file():
-                    data = file.read_bytes()
-                    suffix = "." + parts[-1].rpartition(".")[2]
-                    kind = _TYPES.get(suffix) or mimetypes.guess_type(parts[-1])[0]
-                    etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
-                    found = (data, kind or "application/octet-stream", etag)
-            # Unknown paths are kept too (as None), but only as many as there are files.
-            if found is not None or len(self.kept) < 4096:
-                self.kept[path] = found
-            return found
+            parts = path.split("/")
+            data = self.root.joinpath(*parts).read_bytes()
+            suffix = "." + parts[-1].rpartition(".")[2]
+            kind = _TYPES.get(suffix) or mimetypes.guess_type(parts[-1])[0]
+            etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+            self.kept[path] = (data, kind or "application/octet-stream", etag)
         return self.kept[path]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -59,6 +61,17 @@ class Assets:
             else:
                 response = Response(data, media_type=kind, headers=headers)
         await response(scope, receive, send)
+
+
+def _listed(folder: Traversable, prefix: str) -> Iterator[str]:
+    """The paths of the files under ``folder``, hidden names left out."""
+    for entry in folder.iterdir():
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            yield from _listed(entry, f"{prefix}{entry.name}/")
+        elif entry.is_file():
+            yield prefix + entry.name
 
 
 def _header(scope: Scope, name: bytes) -> str:

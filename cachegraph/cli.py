@@ -4,16 +4,21 @@ synth."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import socket
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from cachegraph.graph import MirrorSource, load
+from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, deadline, load
+from cachegraph.graph.errors import CacheGraphError, TimedOut
 
 from . import settings as config
+from .printing import terminal_text
 from .progress import ProgressLine
 from .state import DataSources, load_sources
 
@@ -42,12 +47,21 @@ def _add_mirror_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
-    """The mirrors of --mirror and --mirrors-file; exits with the problem when the file is bad."""
+    """The mirrors of --mirror and --mirrors-file, or else of CACHEGRAPH_MIRRORS and
+    CACHEGRAPH_MIRRORS_FILE; exits with the problem when one is bad."""
+    base: config.Settings = args.base
+    given = args.mirror or args.mirrors_file
     try:
-        listed = config.mirror_sources((), args.mirrors_file or "")
+        named = [] if given else [MirrorSource.parse(t) for t in base.mirror + base.index]
     except ValueError as exc:
-        raise SystemExit(f"cachegraph: error: --mirrors-file: {exc}") from None
-    return args.mirror + listed
+        raise SystemExit(f"cachegraph: error: {config.env_name('mirror')}: {exc}") from None
+    listing = args.mirrors_file if given else base.mirrors_file
+    try:
+        listed = config.mirror_sources((), listing or "")
+    except ValueError as exc:
+        flag = "--mirrors-file" if given else config.env_name("mirrors_file")
+        raise SystemExit(f"cachegraph: error: {flag}: {exc}") from None
+    return args.mirror + named + listed
 
 
 def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -59,10 +73,73 @@ def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -
         help="a cache page, spec file or folder of them (repeatable); default: the bundled seeds",
     )
     _add_mirror_options(parser)
+    parser.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="print only the answer and errors: no warnings about the data "
+        "(as CACHEGRAPH_LOG_LEVEL=error)",
+    )  # fmt: skip
+
+
+def _data(args: argparse.Namespace) -> list[str]:
+    """--data, or else CACHEGRAPH_DATA (when no mirror is given on the command line)."""
+    if args.data or args.mirror or args.mirrors_file:
+        return list(args.data)
+    return list(args.base.data)
 
 
 def _sources(args: argparse.Namespace) -> DataSources:
-    return DataSources(paths=args.data, mirrors=_mirrors(args))
+    return DataSources(paths=_data(args), mirrors=_mirrors(args))
+
+
+def _level(args: argparse.Namespace) -> int:
+    """The least severity of what a command prints besides its answer (a logging level)."""
+    level = getattr(logging, args.base.log_level.upper())
+    return max(level, logging.ERROR) if getattr(args, "quiet", False) else level
+
+
+def _load(args: argparse.Namespace, command: str) -> tuple[CacheGraph, LoadReport]:
+    """Load a command's sources, printing their problems once each, as the level asks."""
+    logger = logging.getLogger("cachegraph")
+    kept = logger.level
+    logger.setLevel(logging.CRITICAL + 1)  # printed below, not logged as well
+    try:
+        graph, report, _ = load_sources(_sources(args))
+    finally:
+        logger.setLevel(kept)
+    level = _level(args)
+    for problem in report.problems:
+        if (logging.WARNING if problem.severity == "warning" else logging.ERROR) >= level:
+            _say(command, str(problem))
+    return graph, report
+
+
+def _say(command: str, message: str) -> None:
+    print(f"cachegraph {command}: {terminal_text(message)}", file=sys.stderr)
+
+
+def _answered_despite(command: str, report: LoadReport) -> int:
+    """A command that answered exits 0; it says when some data could not be read."""
+    if report.errors:
+        _say(
+            command,
+            f"answered from the data that loaded; {len(report.errors)} "
+            f"error{'s' if len(report.errors) != 1 else ''} in the sources (above)",
+        )
+    return 0
+
+
+def _time_limit(args: argparse.Namespace) -> contextlib.AbstractContextManager:
+    """The server's time limit for one operation (CACHEGRAPH_TIMEOUT), for a command's answer."""
+    return deadline.until(time.monotonic() + args.base.timeout)
+
+
+def _timed_out(command: str, args: argparse.Namespace) -> int:
+    _say(
+        command,
+        f"stopped: the answer took longer than {args.base.timeout:g} s, the server's limit for "
+        f"one operation (CACHEGRAPH_TIMEOUT)",
+    )
+    return 1
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -88,9 +165,45 @@ def serve(args: argparse.Namespace) -> int:
         os.environ.update(settings.to_env())
         app = "cachegraph.app:app_from_environment"
         uvicorn.run(app, factory=True, workers=settings.workers, **options)
-    else:
-        uvicorn.run(create_app(settings=settings), **options)
+        return 0
+    # The port first: one in use is said at once, not after a load of minutes.
+    listening = _listen(settings.host, settings.port)
+    server = _server_class()(uvicorn.Config(create_app(settings=settings), **options))
+    server.run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to the address (uvicorn listens on it once the data is loaded)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(
+            f"cachegraph: error: cannot listen on {host}:{port}: {exc.strerror} "
+            "(--port, CACHEGRAPH_PORT)"
+        ) from None
+    return sock
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """Uvicorn's server, whose Ctrl-C or SIGTERM also stops a load under way (it would
+        otherwise run to its end before the server could stop)."""
+
+        def handle_exit(self, sig: int, frame: object) -> None:
+            if not self.started:
+                from cachegraph.graph import deadline
+
+                deadline.stop_all()
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 def show_settings(args: argparse.Namespace) -> int:
@@ -116,10 +229,8 @@ def query(args: argparse.Namespace) -> int:
     if not isinstance(variables, dict | None):
         print("cachegraph query: --variables must be a JSON object", file=sys.stderr)
         return 2
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph query: {problem}", file=sys.stderr)
-    settings = config.Settings()
+    graph, report = _load(args, "query")
+    settings = args.base
     executor = Executor(served_schema(settings), limits=settings.limits())
     try:
         body = executor.run(Operation(text, variables), Context(graph))
@@ -137,27 +248,29 @@ def find(args: argparse.Namespace) -> int:
 
     from .printing import compilers, listing, record
 
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph find: {problem}", file=sys.stderr)
+    graph, report = _load(args, "find")
     try:
-        selection = select_specs(graph, SpecQuery(satisfies=args.constraint))
-        # What 'spack buildcache list' lists: what a mirror's index holds (in_buildcache), or
-        # a page lists; a dependency known from a DAG alone is no cached build.
-        specs = [s for s in selection.after(None) if held(s, None, None)]
+        with _time_limit(args):
+            selection = select_specs(graph, SpecQuery(satisfies=args.constraint))
+            # What 'spack buildcache list' lists: what a mirror's index holds (in_buildcache),
+            # or a page lists; a dependency known from a DAG alone is no cached build.
+            specs = [s for s in selection.after(None) if held(s, None, None)]
+    except TimedOut:
+        return _timed_out("find", args)
     except BadArgument as exc:
-        print(f"cachegraph find: {exc}", file=sys.stderr)
+        _say("find", str(exc))
         return 1
-    for warning in selection.warnings:
-        print(f"cachegraph find: warning: {warning}", file=sys.stderr)
+    if _level(args) <= logging.WARNING:
+        for warning in selection.warnings:
+            _say("find", f"warning: {warning}")
     if args.json:
         print(json.dumps([record(s) for s in specs], indent=2))
     else:
         text = listing(specs, long=args.long, variants=args.variants,
                        heading=lambda s: compilers(graph, s), tty=sys.stdout.isatty())  # fmt: skip
         if text:
-            print(text)
-    return 1 if report.errors else 0
+            print(terminal_text(text))
+    return _answered_despite("find", report)
 
 
 def coverage(args: argparse.Namespace) -> int:
@@ -165,33 +278,40 @@ def coverage(args: argparse.Namespace) -> int:
     from cachegraph.graph.questions import coverage as covering
     from cachegraph.graph.questions import likeness
     from cachegraph.graph.sources import lockfiles
+    from cachegraph.graph.sources.files import read_regular
 
     from .printing import coverage_table, record
 
     try:
-        doc = json.loads(Path(args.lockfile).read_text(encoding="utf-8"))
-        env = lockfiles.read_lockfile(doc)
+        # As the server takes a lockfile: at most its body limit, never waiting on a FIFO.
+        data = read_regular(args.lockfile, args.base.max_body_bytes)
+        env = lockfiles.read_lockfile(lockfiles.lockfile_document(data))
     except OSError as exc:
-        print(f"cachegraph coverage: {args.lockfile}: cannot be read: {exc.strerror}",
-              file=sys.stderr)  # fmt: skip
+        _say("coverage", f"{args.lockfile}: cannot be read: {exc.strerror}")
         return 1
-    except (ValueError, BadArgument) as exc:
-        print(f"cachegraph coverage: {args.lockfile}: {exc}", file=sys.stderr)
+    except BadArgument as exc:
+        _say("coverage", f"{args.lockfile}: {exc}")
         return 1
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph coverage: {problem}", file=sys.stderr)
-    found = covering.coverage(graph, env, args.tag, args.stack or None)
-    nearest = {}
-    for e in found.entries:
-        if e.spec is None and e.wanted is not None and not e.external:
-            deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash] if h in env.specs}
-            nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
+    graph, report = _load(args, "coverage")
+    try:
+        with _time_limit(args):
+            found = covering.coverage(graph, env, args.tag, args.stack or None)
+            nearest = {}
+            for e in found.entries:
+                if e.spec is None and e.wanted is not None and not e.external:
+                    deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash]
+                            if h in env.specs}  # fmt: skip
+                    nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
+    except TimedOut:
+        return _timed_out("coverage", args)
+    except CacheGraphError as exc:
+        _say("coverage", f"{args.lockfile}: {exc}")
+        return 1
     if args.json:
         print(json.dumps({
             "total": len(found.entries), "hits": len(found.hits),
             "misses": len(found.misses), "externals": len(found.externals),
-            "hitBytes": found.hit_bytes,
+            "hitBytes": found.hit_bytes, "hitsOfUnknownSize": found.unknown_sizes,
             "cachedRoots": list(found.cached_roots),
             "entries": [{
                 "hash": e.hash, "name": e.wanted.package if e.wanted else None,
@@ -203,23 +323,23 @@ def coverage(args: argparse.Namespace) -> int:
             } for e in found.entries],
         }, indent=2))  # fmt: skip
     else:
-        print(coverage_table(found, nearest))
-    return 1 if report.errors else 0
+        print(terminal_text(coverage_table(found, nearest)))
+    return _answered_despite("coverage", report)
 
 
 def diff(args: argparse.Namespace) -> int:
-    from cachegraph.graph.errors import BadArgument
     from cachegraph.graph.questions.likeness import spec_diff
 
     from .printing import diff_table
 
-    graph, report, _ = load_sources(_sources(args))
-    for problem in report.errors:
-        print(f"cachegraph diff: {problem}", file=sys.stderr)
+    graph, report = _load(args, "diff")
     try:
-        a, b, differences = spec_diff(graph, args.a, args.b)
-    except BadArgument as exc:
-        print(f"cachegraph diff: {exc}", file=sys.stderr)
+        with _time_limit(args):
+            a, b, differences = spec_diff(graph, args.a, args.b)
+    except TimedOut:
+        return _timed_out("diff", args)
+    except CacheGraphError as exc:  # no such spec, a prefix too short or ambiguous
+        _say("diff", str(exc))
         return 1
     if args.json:
         print(
@@ -235,7 +355,7 @@ def diff(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(diff_table(a, b, differences))
+        print(terminal_text(diff_table(a, b, differences)))
     return 1 if report.errors else 0
 
 
@@ -256,10 +376,11 @@ def export_schema(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    if not (args.paths or args.mirror or args.mirrors_file):
-        raise SystemExit("cachegraph validate: give a PATH, --mirror or --mirrors-file")
+    paths = [*args.paths, *args.data]
+    if not (paths or args.mirror or args.mirrors_file):
+        raise SystemExit("cachegraph validate: give a PATH, --data, --mirror or --mirrors-file")
     progress = ProgressLine()
-    _, report = load(args.paths, _mirrors(args), progress=progress)
+    _, report = load(paths, _mirrors(args), progress=progress)
     progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -305,6 +426,7 @@ def _version() -> str:
 def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     base = base or config.Settings()
     top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
+    top.set_defaults(base=base)
     top.add_argument("--version", action="version", version=f"cachegraph {_version()}")
     commands = top.add_subparsers(dest="command", required=True)
 
@@ -328,7 +450,7 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p = commands.add_parser(
         "find",
         help="list the cached specs satisfying a Spack constraint, as 'spack find' does",
-        description="CONSTRAINT is Spack's spec syntax, e.g. 'hdf5@1.14: +mpi %%gcc@11: "
+        description="CONSTRAINT is Spack's spec syntax, e.g. 'hdf5@1.14: +mpi %gcc@11: "
         "target=x86_64_v3: ^openmpi@4:' (see the README).",
     )
     p.add_argument("constraint", metavar="CONSTRAINT")
@@ -363,6 +485,8 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
 
     p = commands.add_parser("validate", help="load data and report what is wrong with it")
     p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--data", action="append", default=[], metavar="PATH",
+                   help="a cache page, spec file or folder of them (the same as PATH)")  # fmt: skip
     _add_mirror_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=validate)
@@ -391,12 +515,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cachegraph: {exc}", file=sys.stderr)
         return 2
     args = parser(base).parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=base.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args)
     except ValueError as exc:
         print(f"cachegraph: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the operator knows
+        return 130
     except BrokenPipeError:
         # The reader went away (`cachegraph settings | head`): nothing more to say.
         # Python's own flush at exit would raise again: point stdout at nothing.

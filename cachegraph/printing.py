@@ -161,6 +161,31 @@ def _bytes(size: float) -> str:
     raise AssertionError  # pragma: no cover
 
 
+def _download(found: Coverage) -> str:
+    """What the hits weigh: a size unknown is said, never counted as 0 bytes."""
+    unknown = found.unknown_sizes
+    if not found.hits:
+        return "nothing to download"
+    if unknown == len(found.hits):
+        return "download size unknown (no source gives the sizes of these specs)"
+    known = f"{_bytes(found.hit_bytes)} to download"
+    return known + (f", and {unknown} of unknown size" if unknown else "")
+
+
+def terminal_text(text: str) -> str:
+    r"""``text`` with control characters other than newlines and tabs shown as escapes, so
+    that data read from files (a package name, a lockfile's strings) cannot drive the
+    terminal it is printed on.
+
+    >>> print(terminal_text("zlib\x1b[2J ok\u009b"))
+    zlib\x1b[2J ok\x9b
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]]) -> str:
     """An environment's specs, one line each: hit (where) or miss (why, and the nearest).
 
@@ -173,7 +198,7 @@ def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]]) -> str:
     apart = f", {externals} external" if externals else ""
     lines = [
         f"{total} concrete specs: {hits} cached{share}, {len(found.misses)} missing{apart}; "
-        f"{_bytes(found.hit_bytes)} to download",
+        f"{_download(found)}",
         "roots cached with their whole DAG: "
         + (", ".join(f"{_short(by_hash[r].wanted)}/{r[:7]}" for r in found.cached_roots) or "none"),
         "",
@@ -187,7 +212,7 @@ def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]]) -> str:
                 for tag, stacks in sorted(e.spec.stacks.items())
                 for s in sorted(stacks)
             )
-            size = f" ({_bytes(e.spec.size)})" if e.spec.size else ""
+            size = f" ({_bytes(e.spec.size)})" if e.spec.size is not None else " (size unknown)"
             lines.append(f"{e.hash[:7]:<8} {name:<32} {'hit':<4} {where}{size}")
             continue
         if e.external:

@@ -78,6 +78,10 @@ class Settings:
     federation: bool = _setting(False, "serve the schema as an Apollo Federation 2 subgraph")
     introspection: bool = _setting(_DEFAULTS.introspection, "answer introspection queries")
     max_tokens: int = _setting(_DEFAULTS.max_tokens, "tokens in one query document")
+    max_query_bytes: int = _setting(
+        _DEFAULTS.max_query_bytes,
+        "bytes of one query document (its variables may be larger: max_body_bytes)",
+    )
     max_aliases: int = _setting(_DEFAULTS.max_aliases, "aliases in one query document")
     max_depth: int = _setting(_DEFAULTS.max_depth, "fields nested in one operation")
     max_cost: int = _setting(
@@ -135,6 +139,7 @@ class Settings:
     def limits(self) -> Limits:
         return Limits(
             max_tokens=self.max_tokens,
+            max_query_bytes=self.max_query_bytes,
             max_aliases=self.max_aliases,
             max_depth=self.max_depth,
             max_cost=self.max_cost,
@@ -173,6 +178,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "log_level": (lambda v: v.lower() in LOG_LEVELS, "one of " + ", ".join(LOG_LEVELS)),
     "log_format": (("json", "text").__contains__, "json or text"),
     "max_tokens": (_at_least(1), "at least 1"),
+    "max_query_bytes": (_at_least(1), "at least 1"),
     "max_aliases": (_at_least(1), "at least 1"),
     "max_depth": (_at_least(1), "at least 1"),
     "max_cost": (_at_least(1), "at least 1"),

@@ -157,7 +157,9 @@ class State:
         return self.last
 
     async def reload(self) -> Outcome:
-        """Load the sources again and serve them only if they loaded without errors."""
+        """Load the sources again and serve them unless they hold no spec or have more errors
+        than the data being served had: a server that started with errors still takes new
+        data, and a reload never serves data worse than what it replaces."""
         async with self._lock:
             try:
                 graph, report, key = await anyio.to_thread.run_sync(load_sources, self.sources)
@@ -166,8 +168,12 @@ class State:
                 self.last = Outcome(False, time.time(), f"reload failed: {exc}")
                 return self.last
             problems = [str(p) for p in report.problems]
-            if not report.ok or not report.specs:
-                why = "no specs" if report.ok else f"{len(report.errors)} errors"
+            before = len(self.report.errors) if self.report is not None else 0
+            if not report.specs or len(report.errors) > before:
+                why = (
+                    "no specs" if not report.specs
+                    else f"{len(report.errors)} errors, more than the {before} of the data served"
+                )  # fmt: skip
                 summary = f"reload refused ({why}); still serving the previous data"
                 self.last = Outcome(False, time.time(), summary, problems)
                 log.error("%s", summary)

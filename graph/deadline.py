@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
@@ -28,6 +29,26 @@ from typing import TypeVar
 from .errors import TimedOut
 
 T = TypeVar("T")
+
+
+class Stopped(Exception):
+    """The process is stopping (Ctrl-C while a load runs): the work ends where it is."""
+
+
+#: Set once the process is stopping: loads check it between files and chunks.
+_STOPPING = threading.Event()
+
+
+def stop_all() -> None:
+    """Make every ``check_stopping`` raise Stopped from now on (the process is ending)."""
+    _STOPPING.set()
+
+
+def check_stopping() -> None:
+    """Raise Stopped if the process is stopping."""
+    if _STOPPING.is_set():
+        raise Stopped("stopped: the process is ending")
+
 
 #: When the current operation must stop (time.monotonic()); none by default.
 _DEADLINE: ContextVar[float] = ContextVar("deadline", default=math.inf)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import zipfile
+
+import pytest
 
 from cachegraph.sources import default_data
-from tests.conftest import SEEDS
+from tests.conftest import ROOT, SEEDS
 
 
 def test_only_cachegraph_is_importable_from_outside_the_checkout():
@@ -24,3 +27,20 @@ def test_the_bundled_seeds_are_found():
     assert sorted(p.name for p in default_data().glob("*.txt")) == sorted(
         p.name for p in SEEDS.glob("*.txt")
     )
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_without_warnings_and_states_its_license_in_spdx(tmp_path):
+    # issue 30: 'project.license as a TOML table is deprecated' (an error from 2027-02-18)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if built.returncode != 0 and "setuptools" in built.stderr and "find" in built.stderr.lower():
+        pytest.skip(f"the build backend could not be had: {built.stderr.strip()[-300:]}")
+    assert built.returncode == 0, built.stderr
+    assert "project.license" not in built.stdout + built.stderr
+    [wheel] = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        metadata = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
+    assert "License-Expression: Apache-2.0 OR MIT" in metadata.splitlines()

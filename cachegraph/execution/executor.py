@@ -31,7 +31,7 @@ import anyio
 import orjson
 from graphql import GraphQLError
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from strawberry import Schema
 from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
@@ -122,16 +122,26 @@ class Executor:
     # -- HTTP ------------------------------------------------------------------------
 
     async def answer(self, request: Request, graph: CacheGraph) -> Response:
-        """The response to a GraphQL request over HTTP, answered on ``graph``."""
+        """The response to a GraphQL request over HTTP, answered on ``graph``.
+
+        Its media type is the one the client accepts (``response_media_type``); as
+        ``application/graphql-response+json``, a request that cannot be executed (a syntax
+        or validation error, variables that do not fit, a limit) is answered 400 with no
+        ``data`` (GraphQL over HTTP, 6.4.2).
+        """
+        media = response_media_type(request.headers.get("accept", ""))
         try:
             operations, batch, small = await self._operations(request)
             payloads = [await self._payload(op, graph, request.method, small) for op in operations]
         except BadRequest as exc:
-            return JSONResponse(error_body(exc.message), status_code=exc.status)
+            return Response(orjson.dumps(error_body(exc.message)), exc.status, media_type=media)
         except ClientDisconnect:
             return Response(status_code=400)  # no one reads it
+        status = 200
+        if media == GRAPHQL_RESPONSE and not batch:
+            payloads[0], status = _as_graphql_response(payloads[0])
         body = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
-        return Response(body, media_type="application/json")
+        return Response(body, status, media_type=media)
 
     async def _operations(self, request: Request) -> tuple[list[Operation], bool, bool]:
         """The request's operations, whether they came as a batch, and whether the request
@@ -310,6 +320,56 @@ class Executor:
     def cache_sizes(self) -> dict[str, BoundedCache]:
         """Each cache this executor owns, by name (for /metrics)."""
         return {"queries": self.prepared, "responses": self.responses.cache}
+
+
+#: GraphQL over HTTP's own media type, and the one every client understands
+GRAPHQL_RESPONSE = "application/graphql-response+json; charset=utf-8"
+JSON = "application/json"
+
+
+def response_media_type(accept: str) -> str:
+    """The media type to answer in: ``application/graphql-response+json`` when the client
+    accepts it at least as well as ``application/json``, else ``application/json`` (what
+    a client that names neither, or only ``*/*``, gets: GraphQL over HTTP, 6.4.1).
+
+    >>> response_media_type("application/graphql-response+json, application/json;q=0.9")
+    'application/graphql-response+json; charset=utf-8'
+    >>> response_media_type("application/json"), response_media_type("")
+    ('application/json', 'application/json')
+    """
+    quality = {}
+    for part in accept.split(","):
+        kind, *params = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        quality.setdefault(kind.lower(), q)
+    wanted = quality.get("application/graphql-response+json", 0.0)
+    if wanted > 0 and wanted >= quality.get(JSON, 0.0):
+        return GRAPHQL_RESPONSE
+    return JSON
+
+
+_NO_DATA = b'{"data":null,"errors":'
+
+
+def _as_graphql_response(payload: bytes) -> tuple[bytes, int]:
+    """A payload as ``application/graphql-response+json`` answers it: a request error (no
+    data, and no error of a field: it was never executed) is 400 without ``data``.
+
+    A time limit met while executing is not the request's fault: it keeps ``data: null``.
+    """
+    if not payload.startswith(_NO_DATA):
+        return payload, 200
+    errors = orjson.loads(payload)["errors"]
+    if any("path" in e or (e.get("extensions") or {}).get("limit") == "timeout" for e in errors):
+        return payload, 200
+    return orjson.dumps({"errors": errors}), 400
 
 
 def schema_extensions(limits: Limits) -> list:

@@ -61,6 +61,8 @@ class Limits:
     """What one request may ask for. The defaults suit a public endpoint."""
 
     max_tokens: int = 10_000
+    #: the query document's own size: bodies may be 4 MiB for a lockfile, queries need less
+    max_query_bytes: int = 100_000
     max_aliases: int = 100
     max_depth: int = 15
     max_cost: int = 100_000
@@ -276,6 +278,11 @@ def scan_tokens(query: str, limits: Limits) -> int:
     ...
     cachegraph.execution.limits.LimitExceeded: the query uses 2 aliases (limit max_aliases = 1)
     """
+    # Comments and long strings are few tokens: the text's size has a limit of its own.
+    if len(query) > limits.max_query_bytes or len(query.encode()) > limits.max_query_bytes:
+        size = len(query.encode())
+        message = f"the query document is {size:,} bytes"
+        raise LimitExceeded("max_query_bytes", limits.max_query_bytes, message)
     lexer = Lexer(Source(query))
     count = nesting = parens = aliases = 0
     previous = None

@@ -61,7 +61,13 @@ class Coverage:
 
     @property
     def hit_bytes(self) -> float:
+        """The sum of the hits' known sizes (see ``unknown_sizes``)."""
         return float(sum(e.spec.size or 0 for e in self.hits))
+
+    @property
+    def unknown_sizes(self) -> int:
+        """How many hits have no known size (an index record or a page gives none)."""
+        return sum(e.spec.size is None for e in self.hits)
 
 
 EXTERNAL = "external: installed outside Spack, never from a cache"

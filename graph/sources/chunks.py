@@ -69,28 +69,48 @@ def structure(data: bytes) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]
         yield marks + start, opens, depths
 
 
-def split(data: bytes, key: bytes, depth: int, size: int = 1024) -> tuple[dict, Iterator[dict]]:
+def deepest(data: bytes) -> int:
+    """How deep the braces and brackets of a JSON text nest, outside its strings.
+
+    >>> deepest(b'{"a": [[1], "]]]["], "b": {}}')
+    3
+    """
+    found = 0
+    for _, _, depths in structure(data):
+        if len(depths):
+            found = max(found, int(depths.max()))
+    return found
+
+
+def split(
+    data: bytes, key: bytes, depth: int, size: int = 1024, deepest_allowed: int = 1 << 30
+) -> tuple[dict, Iterator[dict]]:
     """The document without the JSON object that is the value of ``key`` at nesting
     ``depth`` (the object opening at ``depth + 1``), and that object's entries as dicts of
-    at most ``size`` entries each. Raises ValueError when there is no such object or the
-    document is not well formed.
+    at most ``size`` entries each. Raises ValueError when there is no such object, the
+    document is not well formed, or it nests deeper than ``deepest_allowed``.
 
     >>> doc = b'{"db": {"version": "8", "installs": {"a": {"x": "}"}, "b": {}, "c": {}}}}'
     >>> rest, chunks = split(doc, b"installs", 2, size=2)
     >>> rest, list(chunks)
     ({'db': {'version': '8', 'installs': {}}}, [{'a': {'x': '}'}, 'b': {}}, {'c': {}}])
     """
-    start, end, ends = _locate(data, key, depth)
-    rest = orjson.loads(data[:start] + b"{}" + data[end + 1 :])
+    start, end, ends = _locate(data, key, depth, deepest_allowed)
+    rest_text = data[:start] + b"{}" + data[end + 1 :]
+    if deepest(rest_text) > deepest_allowed:
+        raise ValueError(f"nests deeper than {deepest_allowed} levels")
+    rest = orjson.loads(rest_text)
     return rest, _chunks(data, start, end, ends, size)
 
 
-def _locate(data: bytes, key: bytes, depth: int) -> tuple[int, int, list[int]]:
+def _locate(data: bytes, key: bytes, depth: int, allowed: int) -> tuple[int, int, list[int]]:
     """(where the object opens, where it closes, where each entry's value ends)."""
     inner = depth + 2  # the depth inside one entry's value
     start = end = None
     ends: list[int] = []
     for positions, opens, depths in structure(data):
+        if len(depths) and int(depths.max()) > allowed:
+            raise ValueError(f"nests deeper than {allowed} levels")
         if start is None:
             for at in np.flatnonzero(opens & (depths == depth + 1)).tolist():
                 head = data[max(0, positions[at] - len(key) - 64) : positions[at]].rstrip()

@@ -15,6 +15,7 @@ import orjson
 import yaml
 
 from ..errors import BadRecord
+from .chunks import deepest
 
 try:  # libyaml when present: the same results, many times faster
     _Loader: type = yaml.CSafeLoader
@@ -98,6 +99,8 @@ def parse_front_matter(lines: list[str], first_line: int) -> tuple[dict[str, Any
                 i += 1
             fields[key] = items
             continue
+        # Before any parser: orjson takes 1,024 levels, and YAML's scanner stops at 1,000.
+        check_nesting(value, _TOO_DEEP_FRONT_MATTER, key_lines[key])
         parsed = _fast_value(value)
         if parsed is None:
             return _parse_yaml(lines, first_line)
@@ -119,8 +122,36 @@ def _list_item(line: str) -> Any:
 
 
 #: Nesting deeper than this is refused before a YAML or JSON parser recurses into it:
-#: real pages and spec files nest a few levels; libyaml's composer crashes past ~30,000.
+#: real pages and spec files nest a few levels; libyaml's composer crashes past ~30,000,
+#: and a value orjson accepts (up to 1,024 levels) breaks whatever recurses into it later
+#: (repr, pickle, json.dumps) at Python's recursion limit.
 MAX_NESTING = 64
+#: What a JSON text nesting deeper than MAX_NESTING is told.
+TOO_DEEP_JSON = f"JSON nests more deeply than any real file (over {MAX_NESTING} levels); not read"
+
+
+_TOO_DEEP_FRONT_MATTER = f"front matter nests more than {MAX_NESTING} levels deep; not read"
+
+
+def check_nesting(text: str | bytes, message: str = TOO_DEEP_JSON, line: int | None = None) -> None:
+    """Raise BadRecord(``message``) when the brackets and braces of ``text`` nest more than
+    MAX_NESTING levels deep (outside its double-quoted strings), before any parser reads it.
+
+    A text with few brackets is passed at once: two counts, no scan.
+
+    >>> check_nesting("[" * 65 + "]" * 65)
+    Traceback (most recent call last):
+    ...
+    cachegraph.graph.errors.BadRecord: JSON nests more deeply than any real file (over 64 ...
+    >>> check_nesting('{"a": "' + "[" * 100 + '"}')
+    """
+    opened = text.count("[") + text.count("{") if isinstance(text, str) else (
+        text.count(b"[") + text.count(b"{"))  # fmt: skip
+    if opened <= MAX_NESTING:
+        return
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if deepest(data) > MAX_NESTING:
+        raise BadRecord(message, line)
 
 
 def load_yaml(text: str, what: str = "YAML", first_line: int = 1) -> Any:
@@ -162,10 +193,11 @@ def load_yaml(text: str, what: str = "YAML", first_line: int = 1) -> Any:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if "nesting depth" in problem:  # libyaml ≥ 0.2.5 stops deep nesting in its scanner
-            raise BadRecord(
-                f"{what} nests more than {MAX_NESTING} levels deep; not read", line
-            ) from None
+        if "maximum nesting depth" in problem:
+            # libyaml's own limit (1,000 levels), met while its scanner looks ahead for a
+            # key, before the events above reach MAX_NESTING
+            message = f"{what} nests more than {MAX_NESTING} levels deep; not read"
+            raise BadRecord(message, line) from None
         raise BadRecord(f"{what} is not valid YAML: {problem}", line) from None
 
 

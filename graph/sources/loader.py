@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .. import deadline
 from ..store.view import CacheGraph
 from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource, with_views
@@ -70,11 +71,13 @@ def load(
         helper = parallel.Helper(theirs, other_mirrors) if theirs or other_mirrors else None
         try:
             for count, (position, path) in enumerate(mine, 1):
+                deadline.check_stopping()
                 reader.at(position)
                 reader.read_file(Path(path))
                 if progress is not None and count % 200 == 0:
                     progress(count, reader.builder.record_count)
             for position, source in placed:
+                deadline.check_stopping()
                 reader.at(position)
                 reader.read_mirror(source)
             if helper is not None:

@@ -13,9 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import orjson
+
+from ..attributes import described
 from ..errors import BadArgument, BadRecord
 from ..spack.names import normalize_compiler
 from ..store.records import SpecRecord
+from .frontmatter import MAX_NESTING, check_nesting
 from .rows import HASH, node_record
 
 VERSIONS = range(2, 9)
@@ -49,8 +53,23 @@ def read_lockfile(doc: Any) -> Environment:
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("concrete_specs"), dict):
         raise BadArgument("not a spack.lock: it has no 'concrete_specs' mapping")
-    version = (doc.get("_meta") or {}).get("lockfile-version")
-    if version not in VERSIONS:
+    if _nests_deeper(doc, MAX_NESTING):
+        raise BadArgument(
+            f"not a spack.lock: it nests more than {MAX_NESTING} levels deep (real ones: 7)"
+        )
+    meta = doc.get("_meta")
+    if not isinstance(meta, dict):
+        raise BadArgument(
+            f"'_meta' must be a mapping with a 'lockfile-version', not {described(meta)}"
+        )
+    roots = doc.get("roots", [])
+    if not isinstance(roots, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("hash"), str) for r in roots
+    ):
+        shape = '{"hash": ..., "spec": ...}'
+        raise BadArgument(f"'roots' must be a list of {shape} mappings, not {described(roots)}")
+    version = meta.get("lockfile-version")
+    if type(version) is not int or version not in VERSIONS:
         raise BadArgument(
             f"lockfile-version {version!r} is not one this reads (2 to 8: Spack 0.13 to 1.3)"
         )
@@ -88,6 +107,42 @@ def read_lockfile(doc: Any) -> Environment:
     )
 
 
+def lockfile_document(data: bytes) -> Any:
+    """The JSON of a ``spack.lock`` file's bytes; BadArgument when it is no JSON or nests too
+    deeply for anything to read it safely.
+
+    >>> lockfile_document(b'{"_meta": {"lockfile-version": 6}}')
+    {'_meta': {'lockfile-version': 6}}
+    >>> lockfile_document(b"[" * 100 + b"]" * 100)
+    Traceback (most recent call last):
+    ...
+    cachegraph.graph.errors.BadArgument: JSON nests more deeply than any real file (over 64 ...
+    """
+    try:
+        check_nesting(data)
+        return orjson.loads(data)
+    except BadRecord as exc:
+        raise BadArgument(exc.message) from None
+    except orjson.JSONDecodeError as exc:
+        raise BadArgument(f"not JSON: {exc}") from None
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests more than ``limit`` levels (without recursing).
+
+    >>> _nests_deeper({"a": [[1]]}, 3), _nests_deeper({"a": [[1]]}, 2)
+    (False, True)
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        inner = item.values() if isinstance(item, dict) else item
+        stack += [(v, depth + 1) for v in inner if isinstance(v, dict | list)]
+    return False
+
+
 def _dag_hash(key: str, node: Any, version: int) -> str:
     if version <= 3 and isinstance(node, dict) and isinstance(node.get("hash"), str):
         return node["hash"]
@@ -95,9 +150,8 @@ def _dag_hash(key: str, node: Any, version: int) -> str:
 
 
 def _root_keys(doc: dict, by_key: dict) -> list[str]:
-    roots = doc.get("roots") or []
-    keys = [r.get("hash") for r in roots if isinstance(r, dict)]
-    return [k for k in keys if k in by_key]
+    """The keys of the roots (``read_lockfile`` checked each is a mapping with a hash)."""
+    return [r["hash"] for r in doc.get("roots", []) if r["hash"] in by_key]
 
 
 class Edge(NamedTuple):
@@ -124,7 +178,18 @@ def _dependencies(node: dict, version: int) -> list[Edge]:
         name, hash = dep.get("name"), dep.get(key, dep.get("hash"))
         if not isinstance(name, str) or not isinstance(hash, str) or not HASH.fullmatch(hash):
             raise BadRecord(f"a dependency needs a 'name' and a 32-character '{key}': {dep!r:.80}")
-        virtuals = (dep.get("parameters") or {}).get("virtuals") or ()
+        parameters = dep.get("parameters") or {}
+        if not isinstance(parameters, dict):
+            raise BadRecord(
+                f"a dependency's 'parameters' must be a mapping, not {described(parameters)}"
+            )
+        virtuals = parameters.get("virtuals") or ()
+        if isinstance(virtuals, str):
+            virtuals = (virtuals,)
+        if not isinstance(virtuals, list | tuple):
+            raise BadRecord(
+                f"a dependency's 'virtuals' must be a list of strings, not {described(virtuals)}"
+            )
         found.append(Edge(name, hash, tuple(v for v in virtuals if isinstance(v, str))))
     return found
 

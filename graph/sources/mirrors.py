@@ -35,7 +35,7 @@ import orjson
 from ..errors import BadRecord
 from .chunks import split
 from .files import read_regular
-from .frontmatter import decode_text, load_yaml
+from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 from .specfiles import (
     clearsigned_text,
     gunzipped,
@@ -131,6 +131,10 @@ def with_views(sources: list[MirrorSource]) -> tuple[list[MirrorSource], dict[st
     return found, views
 
 
+#: What a mirrors file may hold: a line or two a mirror, 100,000 mirrors and more.
+MAX_MIRRORS_FILE_BYTES = 16 << 20
+
+
 def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     """The mirrors a YAML or JSON file lists, in either of two shapes.
 
@@ -141,10 +145,12 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     """
     where = Path(path)
     try:
-        text = where.read_text(encoding="utf-8")
+        # not waiting on a FIFO, nor reading /dev/zero until memory runs out
+        data = read_regular(where, MAX_MIRRORS_FILE_BYTES)
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
     try:
+        text = decode_text(data)
         doc = load_yaml(text) if where.suffix in (".yaml", ".yml") else load_json(text)
     except BadRecord as exc:
         raise ValueError(f"{where}: {exc.message}") from None
@@ -203,6 +209,9 @@ class MirrorRead:
     later: Callable[[set[str]], None] = lambda listed: None
     #: whether an index's records were read: then it alone says what the mirror holds
     indexed: bool = False
+    #: the mirror's real path (with a final separator), and each blob folder's (v3)
+    real_root: str = ""
+    real_folders: dict[str, str] = field(default_factory=dict)
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
@@ -424,7 +433,9 @@ def _index_manifests(root: Path, view: str = "") -> list[Path]:
 
 
 _CHECKSUM = re.compile(r"[0-9a-f]{16,128}")
-_ALGORITHMS = frozenset(hashlib.algorithms_guaranteed)
+# hashlib's fixed-length digests (a shake_* digest's hexdigest() needs a length; Spack
+# writes sha256)
+_ALGORITHMS = frozenset(a for a in hashlib.algorithms_guaranteed if not a.startswith("shake_"))
 _SIGNED = b"-----BEGIN PGP SIGNED MESSAGE-----"
 
 
@@ -434,6 +445,7 @@ def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
     if data is None:
         return None
     try:
+        check_nesting(data)
         try:
             doc = orjson.loads(data) if not data.lstrip().startswith(_SIGNED) else None
         except orjson.JSONDecodeError:
@@ -474,11 +486,36 @@ def _missing_blob(read: MirrorRead, root: Path, manifest: Path, path: str) -> No
     read.problem(manifest, f"names blob {os.path.relpath(path, root)}, which is missing")
 
 
+def _outside(read: MirrorRead, root: Path, path: str) -> str:
+    """Where a blob really is when that is outside the mirror (through a symbolic link:
+    refused, as Spack reads a mirror's blobs from the mirror only); "" when it is inside.
+
+    A folder is resolved once (a mirror has 256 of them an algorithm), a blob's own name
+    is one lstat.
+    """
+    if not read.real_root:
+        read.real_root = os.path.join(os.path.realpath(root), "")
+    folder = os.path.dirname(path)
+    where = read.real_folders.get(folder)
+    if where is None:
+        where = read.real_folders[folder] = os.path.realpath(folder)
+    if not os.path.join(where, "").startswith(read.real_root):
+        return os.path.join(where, os.path.basename(path))
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        return "" if real.startswith(read.real_root) else real
+    return ""
+
+
 def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int) -> bytes | None:
     """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise."""
     path = blob_path(root, record)
     if not os.path.isfile(path):
         _missing_blob(read, root, manifest, path)
+        return None
+    outside = _outside(read, root, path)
+    if outside:
+        read.problem(Path(path), f"a symbolic link out of the mirror, to {outside}; not read")
         return None
     data = _bytes(read, Path(path))
     if data is None:
@@ -582,7 +619,7 @@ def _index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] |
     None (a problem) when it is not one. An index the chunked scan cannot follow is parsed
     whole, which says what is wrong with it."""
     try:
-        rest, chunks = split(data, b"installs", 2)
+        rest, chunks = split(data, b"installs", 2, deepest_allowed=MAX_NESTING)
         index_installs(rest)  # the database and its version
         return chunks
     except ValueError:
@@ -591,6 +628,7 @@ def _index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] |
         read.problem(path, exc.message)
         return None
     try:
+        check_nesting(data)
         try:
             doc = orjson.loads(data)
         except orjson.JSONDecodeError:  # not UTF-8 or not JSON: the plain parser says where

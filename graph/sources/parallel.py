@@ -24,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import IO
 
+from .. import deadline
 from .mirrors import MirrorSource
 
 #: Fewer files than this load in one process: a second one would not pay for its start.
@@ -161,9 +162,13 @@ class Helper:
             self.sent = out
 
     def result(self):
-        """The second process's Reader; None when it could not be had (it said why)."""
+        """The second process's Reader; None when it could not be had (it said why).
+
+        Raises Stopped (``graph.deadline``) if the process is stopping meanwhile."""
         if self.thread is not None:
-            self.thread.join()
+            while self.thread.is_alive():
+                deadline.check_stopping()
+                self.thread.join(0.1)
         sent, self.sent = self.sent, None  # not kept beside what it becomes
         if not sent:
             return None
@@ -190,10 +195,25 @@ def _received(pipe: IO[bytes]) -> bytes:
 
 
 def main() -> None:
-    """The second process: read the files sent, send the Reader back."""
+    """The second process: read the files sent, send the Reader back.
+
+    Ctrl-C at a terminal interrupts both processes: this one leaves it to the first, which
+    ends it (``Helper.stop``) without a second traceback; and it ends quietly when the first
+    is gone before it answers.
+    """
+    import signal
+
     from .reader import collector_paused
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with collector_paused():
-        files, mirrors = pickle.loads(_received(sys.stdin.buffer))
+        received = _received(sys.stdin.buffer)
+        if not received:  # the first process went away before sending
+            return
+        files, mirrors = pickle.loads(received)
         reader = read_placed(files, mirrors)
-        sys.stdout.buffer.write(pickle.dumps(reader, protocol=5))
+        try:
+            sys.stdout.buffer.write(pickle.dumps(reader, protocol=5))
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:  # the first process gave up on it: nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import attributes
+from .. import attributes, deadline
 from ..errors import BadRecord
 from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
@@ -421,6 +421,7 @@ class Reader:
             self.report.indices += 1
             first = 1
             for chunk in chunks:
+                deadline.check_stopping()
                 hashes = self.read_nodes(path, _index_nodes(chunk), first)
                 first += len(chunk)
                 listed.update(chunk)
@@ -548,7 +549,9 @@ class Reader:
         self.resolve_old_pages(graph)
         self.report.problems += [problem for _, problem in sorted(self.keyed, key=_key)]
         self.report.specs = store.n
-        self.report.tags = sorted(self.tags)
+        # The tags some spec is in, as the graph counts them: not those of a page or a mirror
+        # whose every record was refused.
+        self.report.tags = list(store.names("tag"))
         return graph
 
     def resolve_old_pages(self, graph: CacheGraph) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from ..errors import BadRecord
-from .frontmatter import MAX_NESTING, decode_text, load_yaml
+from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 
 _SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
 _SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
@@ -101,6 +101,7 @@ def load_json(text: str) -> Any:
     ...
     cachegraph.graph.errors.BadRecord: JSON nests more deeply than any real file (over 64 ...
     """
+    check_nesting(text)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:

@@ -34,8 +34,13 @@ def test_a_file_is_its_bytes_with_its_type_and_a_304_when_the_browser_has_it(cli
 
 
 @pytest.mark.parametrize(
-    "path", ["ui/missing.js", "ui/../../app.py", "ui/%2e%2e/%2e%2e/app.py", "ui/.hidden", "ui"]
-)
+    "path",
+    [
+        "ui/missing.js", "ui/../../app.py", "ui/%2e%2e/%2e%2e/app.py", "ui/.hidden", "ui",
+        # names the file system refuses (issue 30: a 256-byte name answered 500)
+        "ui/" + "a" * 256, "ui/" + "b" * 5000 + "/app.js", "ui/%00.js",
+    ],
+)  # fmt: skip
 def test_nothing_else_is_served(client, path):
     assert client.get(f"/static/{path}").status_code == 404
 

@@ -83,6 +83,11 @@ def then_still_serves(client):
             id="cost bomb",
         ),
         pytest.param(
+            "{ stats { specCount } }" + "#" * 2_000_000,
+            refusal("max_query_bytes", 100000, "the query document is 2,000,023 bytes"),
+            id="2 MB of comments",
+        ),
+        pytest.param(
             "{ " + "stats { specCount } " * 4000 + "}",
             refusal("max_tokens", 10000, "the query has more than 10000 tokens"),
             id="token bomb",

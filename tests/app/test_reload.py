@@ -75,7 +75,8 @@ def test_a_reload_of_broken_data_keeps_the_old_data_and_says_why(data):
         outcome = response.json()
         assert (outcome["ok"], outcome["summary"]) == (
             False,
-            "reload refused (1 errors); still serving the previous data",
+            "reload refused (1 errors, more than the 0 of the data served); still serving the "
+            "previous data",
         )
         assert [p.split(": error: ")[0] for p in outcome["problems"]] == [f"{data / 'broken.md'}:3"]
         assert client.post("/graphql", json=STATS).json() == ONE_PAGE
@@ -156,3 +157,55 @@ def test_reloads_under_load_lose_no_request_and_mix_no_data(data):
     finally:
         process.terminate()
         process.wait(10)
+
+
+# -- issue 30: what an operator met ---------------------------------------------------------
+
+
+def _reload(client) -> tuple[int, dict]:
+    response = client.post("/admin/reload", headers={"authorization": f"Bearer {TOKEN}"})
+    return response.status_code, response.json()
+
+
+def test_a_server_that_started_with_errors_takes_new_data_with_no_more_errors(data):
+    (data / "broken.md").write_text("---\ntitle: [unclosed\n---\n")
+    with TestClient(app_on(data, admin_token=TOKEN)) as client:
+        assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+        shutil.copy(SEEDS / DTYPES, data)
+        status, outcome = _reload(client)
+        assert (status, outcome["ok"], len(outcome["problems"])) == (200, True, 1)
+        assert client.post("/graphql", json=STATS).json() == TWO_PAGES
+        (data / "broken2.md").write_text("---\ntitle: [unclosed\n---\n")
+        (data / DTYPES).unlink()
+        status, outcome = _reload(client)
+        assert (status, outcome["summary"]) == (
+            422,
+            "reload refused (2 errors, more than the 1 of the data served); still serving the "
+            "previous data",
+        )
+        assert client.post("/graphql", json=STATS).json() == TWO_PAGES
+
+
+def test_an_empty_data_folder_is_not_ready_until_data_comes(data):
+    (data / "000_32877e6a9739e9c6.txt").unlink()
+    with TestClient(app_on(data, admin_token=TOKEN)) as client:
+        ready = client.get("/readyz")
+        assert (ready.status_code, ready.json()["status"], ready.json()["reason"]) == (
+            503, "empty", "no specs loaded"
+        )  # fmt: skip
+        shutil.copy(SEEDS / DTYPES, data)
+        assert _reload(client)[0] == 200
+        assert (client.get("/readyz").status_code, client.get("/readyz").json()["status"]) == (
+            200, "ready"
+        )  # fmt: skip
+
+
+def test_the_load_summary_and_readyz_count_the_same_tags(data):
+    # a page of tag "gone" whose only record is refused: no spec is in that tag
+    (data / "gone.md").write_text(
+        '---\ntitle: "zlib"\ncategories: [package, gone]\nspec_details: [5]\n---\n'
+    )
+    with TestClient(app_on(data)) as client:
+        ready = client.get("/readyz").json()
+        assert ready["tag_count"] == 1
+        assert ", 1 tags; 1 errors" in ready["last_load"]["summary"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -148,3 +149,32 @@ def test_a_body_that_never_arrives_is_refused_after_body_timeout(serve):
         "the request body did not arrive within 1 s (limit body_timeout = 1)"
     )
     assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 454}}}
+
+
+def test_a_port_in_use_is_said_before_the_data_is_loaded():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"cachegraph: error: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(--port, CACHEGRAPH_PORT)\n",
+    )
+
+
+def test_ctrl_c_ends_the_server_without_a_traceback():
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    wait_healthy(port, process)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert b"Traceback" not in err

@@ -186,3 +186,90 @@ def _closure(nodes: dict, root: str) -> set[str]:
             seen.add(h)
             stack += [d["hash"] for d in nodes[h].get("dependencies", [])]
     return seen
+
+
+# -- issue 30, items 11 and 12: malformed lockfiles are the client's errors --------------------
+
+H = "a" * 32
+NODE = {
+    "name": "zlib", "version": "1.3", "hash": H,
+    "arch": {"platform": "linux", "platform_os": "rhel8", "target": "zen2"},
+    "compiler": {"name": "gcc", "version": "12.1.0"},
+}  # fmt: skip
+
+
+def _with_dependency(**dep) -> dict:
+    node = {**NODE, "dependencies": [{"name": "b", "hash": "b" * 32, **dep}]}
+    return {"_meta": {"lockfile-version": 4}, "roots": [{"hash": H}], "concrete_specs": {H: node}}
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+MALFORMED = [
+    (
+        {"_meta": "x", "roots": [], "concrete_specs": {}},
+        "'_meta' must be a mapping with a 'lockfile-version', not str 'x'",
+    ),
+    (
+        {"_meta": {"lockfile-version": 4}, "roots": 5, "concrete_specs": {H: NODE}},
+        """'roots' must be a list of {"hash": ..., "spec": ...} mappings, not int 5""",
+    ),
+    (
+        {"_meta": {"lockfile-version": 2}, "roots": [{"hash": [H]}], "concrete_specs": {H: NODE}},
+        """'roots' must be a list of {"hash": ..., "spec": ...} mappings, not """
+        """list [{'hash': ['aaaaaaaaaaaaaaaaaaaaaaaaa...""",
+    ),
+    (
+        _with_dependency(parameters=["build"]),
+        f"concrete_specs/{H}: a dependency's 'parameters' must be a mapping, not list ['build']",
+    ),
+    (
+        _with_dependency(parameters={"virtuals": 5}),
+        f"concrete_specs/{H}: a dependency's 'virtuals' must be a list of strings, not int 5",
+    ),
+    (
+        {"_meta": {"lockfile-version": 4}, "roots": [], "concrete_specs": {H: NODE},
+         "x": _nested(1_000)},
+        "not a spack.lock: it nests more than 64 levels deep (real ones: 7)",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("doc", "message"), MALFORMED)
+def test_a_malformed_lockfile_is_an_error_saying_what_is_wrong(doc, message):
+    with pytest.raises(BadArgument) as raised:
+        read_lockfile(doc)
+    assert str(raised.value) == message
+
+
+def test_malformed_lockfiles_are_client_errors_over_http(seeds_graph):
+    from starlette.testclient import TestClient
+
+    from cachegraph import create_app
+
+    query = "query($l: JSON) { coverage(lockfile: $l) { total } }"
+    with TestClient(create_app(seeds_graph)) as client:
+        for doc, message in MALFORMED:
+            deep = "x" in doc  # json.dumps cannot write it: its text is made here
+            body = json.dumps(
+                {"query": query, "variables": {"l": {**doc, "x": "X"} if deep else doc}}
+            )
+            body = body.replace('"X"', "[" * 1_000 + "]" * 1_000)
+            response = client.post(
+                "/graphql", content=body, headers={"content-type": "application/json"}
+            )
+            assert response.json() == {
+                "data": None,
+                "errors": [{"message": message, "locations": [{"line": 1, "column": 19}],
+                            "path": ["coverage"]}],
+            }  # fmt: skip
+        metrics = client.get("/metrics").text
+    errors = [
+        line for line in metrics.splitlines() if line.startswith("cachegraph_graphql_errors_total")
+    ]
+    assert errors == [f'cachegraph_graphql_errors_total{{kind="client"}} {len(MALFORMED)}.0']

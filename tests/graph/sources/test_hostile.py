@@ -3,13 +3,17 @@ refused with their path in well under a second, and everything else still loads.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 from cachegraph.graph import MirrorSource, Problem, load
 
 from tests.conftest import SEEDS
+from tests.mirrors import migrate_to_v3
 
 
 def page(body: str) -> str:
@@ -19,9 +23,8 @@ def page(body: str) -> str:
 @pytest.mark.parametrize(
     ("depth", "message"),
     [
-        # Within orjson's limit: the page parses, and the record's message shows it briefly
-        # (repr() of it used to raise RecursionError).
-        (1_000, "record 1: a record must be a mapping, not list [[[[...]]]]"),
+        # Within orjson's limit, but what recursed into it later (repr) raised RecursionError.
+        (1_000, "front matter nests more than 64 levels deep; not read"),
         # Past it, YAML would take over: at 30,000 levels libyaml's composer crashed.
         (10_000, "front matter nests more than 64 levels deep; not read"),
         (50_000, "front matter nests more than 64 levels deep; not read"),
@@ -78,3 +81,78 @@ def test_deep_json_in_a_spec_file_and_an_index_is_an_error_not_a_crash(tmp_path)
         (str(tmp_path / "spec-0.json"), message),
         (str(cache / "index.json"), message),
     ]
+
+
+# -- issue 30, item 11: JSON within orjson's 1,024 levels, then recursed into ----------------
+
+DEEP_1000 = "[" * 1_000 + "]" * 1_000
+
+
+def test_a_1000_deep_one_line_meta_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "meta.md"
+    path.write_text(page(f'meta: {{"a": {DEEP_1000}}}\nspec_details: []'))
+    graph, report = load([path, SEEDS])
+    assert report.problems == [
+        Problem(str(path), "front matter nests more than 64 levels deep; not read", 4)
+    ]
+    assert len(graph.all_specs()) == 454
+
+
+def test_a_1000_deep_index_record_is_refused_and_the_spec_files_still_load(
+    shared_mirrors, tmp_path
+):
+    cache = tmp_path / "build_cache"
+    shutil.copytree(shared_mirrors / "v2_layout_db7/build_cache", cache)
+    (cache / "index.json.hash").unlink()
+    text = json.dumps(json.loads((cache / "index.json").read_text()))
+    assert '"parameters": {' in text
+    text = text.replace('"parameters": {', f'"parameters": {{"x": {DEEP_1000}, ', 1)
+    (cache / "index.json").write_text(text)
+    graph, report = load([], [MirrorSource("t", "s", tmp_path)], processes=1)
+    assert report.problems == [
+        Problem(str(cache / "index.json"),
+                "JSON nests more deeply than any real file (over 64 levels); not read")
+    ]  # fmt: skip
+    assert len(graph.all_specs()) == 7  # every spec file of the mirror
+
+
+def test_deep_json_and_a_shake_digest_in_a_v3_mirror_are_problems(shared_mirrors, tmp_path):
+    v3 = migrate_to_v3(shared_mirrors / "v2_layout/unsigned/build_cache", tmp_path / "v3")
+    manifests = sorted((v3 / "v3/manifests/spec").glob("*/*.json"))
+    deep, shake = manifests[0], manifests[1]
+    deep.write_text(deep.read_text()[:-1] + f', "x": {DEEP_1000}}}')
+    doc = json.loads(shake.read_text())
+    spec = next(r for r in doc["data"] if "spack.spec" in r["mediaType"])
+    spec["checksumAlgorithm"] = "shake_128"
+    shake.write_text(json.dumps(doc))
+    graph, report = load([], [MirrorSource("t", "s", v3)], processes=1)
+    assert [(Path(p.path).relative_to(v3).as_posix(), p.message) for p in report.problems] == [
+        (deep.relative_to(v3).as_posix(),
+         "JSON nests more deeply than any real file (over 64 levels); not read"),
+        (shake.relative_to(v3).as_posix(),
+         "a blob record is malformed: " + json.dumps(spec)[:160]),
+    ]  # fmt: skip
+    assert len(graph.all_specs()) == 7  # the index lists every spec
+
+
+def test_a_v3_blob_that_links_out_of_the_mirror_is_refused(shared_mirrors, tmp_path):
+    v3 = migrate_to_v3(shared_mirrors / "v2_layout/unsigned/build_cache", tmp_path / "v3")
+
+    def blob_of(manifest: Path, media: str) -> Path:
+        data = json.loads(manifest.read_text())["data"]
+        record = next(r for r in data if media in r["mediaType"])
+        return v3 / "blobs" / "sha256" / record["checksum"][:2] / record["checksum"]
+
+    index = blob_of(v3 / "v3/manifests/index/index.manifest.json", "spack.db")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.move(index, outside / "secret")  # its checksum still holds: refused for where it is
+    index.symlink_to(outside / "secret")
+    spec = blob_of(sorted((v3 / "v3/manifests/spec").glob("*/*.json"))[0], "spack.spec")
+    shutil.move(spec, v3 / "blobs" / "moved")
+    spec.symlink_to(v3 / "blobs" / "moved")  # a link within the mirror is read
+    graph, report = load([], [MirrorSource("t", "s", v3)], processes=1)
+    assert report.problems == [
+        Problem(str(index), f"a symbolic link out of the mirror, to {outside / 'secret'}; not read")
+    ]
+    assert len(graph.all_specs()) == 7  # each from its spec blob
