@@ -177,7 +177,11 @@ def served_schema(settings: Settings) -> strawberry.Schema:
 
 def app_from_environment() -> Starlette:
     """The app as configured by CACHEGRAPH_* variables (for Uvicorn's --factory, workers)."""
-    return create_app()
+    from .observe import configure_logging
+
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)  # a worker is a new process
+    return create_app(settings=settings)
 
 
 def _on_hangup(callback: Callable[[], object]) -> Callable[[], object]:

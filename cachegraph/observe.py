@@ -10,14 +10,19 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import os
 import re
+import sys
+import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
 
 from cachegraph.graph.bounded import BoundedCache
 
@@ -65,19 +70,124 @@ class JsonFormatter(logging.Formatter):
 JsonFormatter.converter = time.gmtime
 
 
+#: Bytes of log lines waiting for the writer; past it, lines are dropped (and counted).
+LOG_QUEUE_BYTES = 4 * 2**20
+#: A line longer than this is cut (a traceback of a deep recursion can be megabytes).
+LOG_LINE_BYTES = 64 * 2**10
+
+
+class QueuedHandler(logging.Handler):
+    """Log lines formatted by the caller, written to a file descriptor by a thread of their own.
+
+    Writing to stderr blocks when nobody reads it (a full pipe, a stalled log collector):
+    written by the thread that logs, every request would wait, ``/healthz`` too. Here a
+    request only appends its line to a queue bounded by bytes; when the queue is full the
+    line is dropped and counted (``cachegraph_log_lines_dropped_total`` in ``/metrics``),
+    and the writer thread alone waits for the reader. At exit, lines still queued get
+    ``FLUSH_SECONDS`` to be written, no more: a stuck reader cannot hold a shutdown.
+    """
+
+    FLUSH_SECONDS = 2.0
+
+    def __init__(self, fd: int | None = None, capacity: int = LOG_QUEUE_BYTES) -> None:
+        super().__init__()
+        self.fd = sys.stderr.fileno() if fd is None else fd
+        self.capacity = capacity
+        self.dropped = 0
+        self.queued = 0  # bytes waiting
+        self._lines: deque[bytes] = deque()
+        self._ready = threading.Condition(threading.Lock())
+        self._closed = False
+        self._writer = threading.Thread(target=self._write, name="cachegraph-log", daemon=True)
+        self._writer.start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record).encode("utf-8", "backslashreplace")
+        except Exception:
+            self.dropped += 1
+            return
+        if len(line) > LOG_LINE_BYTES:
+            line = line[: LOG_LINE_BYTES - 20] + b" ... (line cut)"
+        line += b"\n"
+        with self._ready:
+            if self._closed or self.queued + len(line) > self.capacity:
+                self.dropped += 1
+                return
+            self._lines.append(line)
+            self.queued += len(line)
+            self._ready.notify()
+
+    def _write(self) -> None:
+        while True:
+            with self._ready:
+                while not self._lines and not self._closed:
+                    self._ready.wait()
+                if not self._lines:
+                    return
+                chunk = b"".join(self._lines)
+                self._lines.clear()
+            view = memoryview(chunk)
+            try:
+                while view:  # blocks here, in this thread only, while nobody reads
+                    view = view[os.write(self.fd, view) :]
+            except OSError:
+                pass  # a closed stderr: the lines are lost, the server goes on
+            with self._ready:
+                self.queued -= len(chunk)
+                self._ready.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout``, by default FLUSH_SECONDS) until every line is written."""
+        give = self.FLUSH_SECONDS if timeout is None else timeout
+        deadline = time.monotonic() + give
+        with self._ready:
+            while self.queued and (left := deadline - time.monotonic()) > 0:
+                self._ready.wait(left)
+            return not self.queued
+
+    def close(self) -> None:
+        self.flush()
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+        super().close()
+
+
+def dropped_log_lines() -> int:
+    """Lines the root logger's queued handlers dropped since they were made."""
+    return sum(h.dropped for h in logging.getLogger().handlers if isinstance(h, QueuedHandler))
+
+
 def configure_logging(level: str = "info", form: str = "json") -> None:
-    """Send every logger (ours and Uvicorn's) to stderr in one format."""
-    handler = logging.StreamHandler()
+    """Send every logger (ours and Uvicorn's) to stderr in one format, never blocking."""
+    handler = QueuedHandler()
     if form == "json":
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
+    for old in root.handlers:
+        if isinstance(old, QueuedHandler):
+            old.close()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+
+
+class _DroppedLines:
+    """``cachegraph_log_lines_dropped_total``, read from the handlers when scraped."""
+
+    def collect(self) -> list[CounterMetricFamily]:
+        return [
+            CounterMetricFamily(
+                "cachegraph_log_lines_dropped",
+                "log lines dropped because the log's reader fell behind (the queue was full)",
+                value=dropped_log_lines(),
+            )
+        ]
 
 
 class Metrics:
@@ -86,6 +196,7 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        r.register(_DroppedLines())
         self.requests = Counter(
             "cachegraph_requests", "HTTP requests answered", ["route", "status"], registry=r
         )
