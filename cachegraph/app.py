@@ -90,9 +90,7 @@ def create_app(
         body = {"status": "ready", **state.size()}
         if state.last is not None:
             # Anyone may ask: counts, not the data's paths (POST /admin/reload lists them).
-            last = state.last.to_dict()
-            last["problem_count"] = len(last.pop("problems"))
-            body["last_load"] = last
+            body["last_load"] = state.last.counted()
         return JSONResponse(body)
 
     async def metrics_page(request: Request) -> Response:
