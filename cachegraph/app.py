@@ -175,10 +175,12 @@ def served_schema(settings: Settings) -> strawberry.Schema:
 
 def app_from_environment() -> Starlette:
     """The app as configured by CACHEGRAPH_* variables (for Uvicorn's --factory, workers)."""
+    from . import server
     from .observe import configure_logging
 
     settings = Settings.from_env()
     configure_logging(settings.log_level, settings.log_format)  # a worker is a new process
+    server.HEADER_TIMEOUT = settings.header_timeout
     return create_app(settings=settings)
 
 
