@@ -158,6 +158,7 @@ def create_app(
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
         body_timeout=settings.body_timeout,
+        body_bytes_in_flight=settings.body_bytes_in_flight,
     )
     app.state.cache = state
     return app

@@ -239,6 +239,11 @@ class Metrics:
         self.reloads = Counter(
             "cachegraph_reloads", "loads and reloads by result", ["result"], registry=r
         )
+        self.in_flight = Gauge(
+            "cachegraph_body_bytes_in_flight",
+            "bytes of request bodies held by the requests being answered",
+            registry=r,
+        )
         self.cache_bytes = Gauge(
             "cachegraph_cache_bytes", "bytes each cache holds (estimated)", ["cache"], registry=r
         )
@@ -308,16 +313,41 @@ class RequestMiddleware:
     """Request id, body size and time limits, access log, metrics, and a JSON 500 for any crash."""
 
     def __init__(
-        self, app: Callable, metrics: Metrics, max_body_bytes: int, body_timeout: float = 30.0
+        self,
+        app: Callable,
+        metrics: Metrics,
+        max_body_bytes: int,
+        body_timeout: float = 30.0,
+        body_bytes_in_flight: int | None = None,
     ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+        #: bytes of request bodies all requests being answered may hold at once (a body is
+        #: held, and parsed, until its answer is sent); None: no limit
+        self.body_bytes_in_flight = body_bytes_in_flight
+        #: bytes of bodies held now (counted on the event loop: no lock needed)
+        self.in_flight = 0
+        metrics.in_flight.set_function(lambda: self.in_flight)
 
     def _too_large(self) -> _BodyRefused:
         n = self.max_body_bytes
         return _BodyRefused(413, "max_body_bytes", n, f"the request body is larger than {n} bytes")
+
+    def _too_many(self) -> _BodyRefused:
+        n = self.body_bytes_in_flight
+        return _BodyRefused(
+            503,
+            "body_bytes_in_flight",
+            n,
+            f"the server holds {n} bytes of request bodies already: send the body again later",
+        )
+
+    def _admits(self, more: int) -> bool:
+        """Whether ``more`` bytes of body fit beside those held (a lone body always does)."""
+        budget = self.body_bytes_in_flight
+        return budget is None or self.in_flight == 0 or self.in_flight + more <= budget
 
     def _late(self) -> _BodyRefused:
         s = self.body_timeout
@@ -345,11 +375,12 @@ class RequestMiddleware:
             await send(message)
 
         received = 0
+        held = 0  # bytes of this body counted in self.in_flight
         body_done = False
         deadline = time.monotonic() + self.body_timeout
 
         async def limited_receive() -> dict:
-            nonlocal received, body_done
+            nonlocal received, body_done, held
             if body_done:  # after the body, receive() waits for a disconnect: no deadline
                 return await receive()
             # A client that holds a request open without sending its body holds memory:
@@ -361,19 +392,31 @@ class RequestMiddleware:
             received += len(message.get("body", b""))
             if received > self.max_body_bytes:
                 raise self._too_large()
+            if received > held:  # more than its Content-Length reserved (or none given)
+                if not self._admits(received - held):
+                    raise self._too_many()
+                self.in_flight += received - held
+                held = received
             body_done = message["type"] != "http.request" or not message.get("more_body")
             return message
 
         try:
             length = _header(scope, b"content-length")
-            if length and length.isdigit() and int(length) > self.max_body_bytes:
-                raise self._too_large()
+            if length and length.isdigit():
+                if int(length) > self.max_body_bytes:
+                    raise self._too_large()
+                # Refused before a byte of it is read when the bodies held are too many.
+                if not self._admits(int(length)):
+                    raise self._too_many()
+                held = int(length)
+                self.in_flight += held
             await self.app(scope, limited_receive, send_with_id)
         except _BodyRefused as refused:
             self.metrics.rejections.labels(refused.limit).inc()
             if not response_started:
                 body = error_body(str(refused), code="LIMIT_EXCEEDED", limit=refused.limit)
-                await send_json(send_with_id, refused.status, body)
+                retry = [(b"retry-after", b"1")] if refused.status == 503 else []
+                await send_json(send_with_id, refused.status, body, retry)
         except Exception:
             log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
             if not response_started:
@@ -381,6 +424,7 @@ class RequestMiddleware:
                 body = error_body(message, code="INTERNAL_SERVER_ERROR", requestId=rid)
                 await send_json(send_with_id, 500, body)
         finally:
+            self.in_flight -= held
             seconds = time.perf_counter() - started
             route = scope["path"] if scope["path"] in ROUTES else "other"
             self.metrics.requests.labels(route, str(status)).inc()

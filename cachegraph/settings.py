@@ -90,6 +90,12 @@ class Settings:
     max_body_bytes: int = _setting(
         4_194_304, "bytes in one request body (a spack.lock of 1,000 specs is about 2 MB)"
     )
+    body_bytes_in_flight: int = _setting(
+        67_108_864,
+        "bytes of request bodies held at once by the requests being answered (a body is "
+        "parsed and kept until its answer is sent); past it, HTTP 503 before reading more",
+        "BYTES",
+    )
     body_timeout: float = _setting(
         30.0, "seconds a client may take to send a request body", "SECONDS"
     )
@@ -185,6 +191,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_introspection": (_at_least(0), "0 or more"),
     "max_batch": (_at_least(1), "at least 1"),
     "max_body_bytes": (_at_least(1), "at least 1"),
+    "body_bytes_in_flight": (_at_least(1), "at least 1"),
     "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "header_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
