@@ -37,10 +37,12 @@ async def call(app, path: str, chunks: list[bytes] = (), length: int | None = No
     headers = [(b"content-type", b"application/json")]
     if length is not None:
         headers.append((b"content-length", str(length).encode()))
-    scope = {"type": "http", "method": "POST" if chunks else "GET", "path": path,
-             "raw_path": path.encode(), "query_string": b"", "headers": headers,
-             "root_path": "", "scheme": "http", "server": ("test", 80),
-             "client": ("127.0.0.1", 1), "http_version": "1.1", "asgi": {"version": "3.0"}}  # fmt: skip
+    scope = {
+        "type": "http", "method": "POST" if chunks else "GET", "path": path,
+        "raw_path": path.encode(), "query_string": b"", "headers": headers, "root_path": "",
+        "scheme": "http", "server": ("test", 80), "client": ("127.0.0.1", 1),
+        "http_version": "1.1", "asgi": {"version": "3.0"},
+    }  # fmt: skip
     sent: list[dict] = []
     given = 0
 
