@@ -56,7 +56,9 @@ INLINE_SECONDS = 0.002
 #: busy worker thread: under bench/attacks.py, /healthz took 74 ms (p50) and 222 ms at
 #: most with the default, 16 ms and 66 ms at 1 ms (four worker threads).
 SWITCH_SECONDS = 0.001
-#: A request body larger than this is read and keyed in a worker thread, not on the loop.
+#: A request body larger than this is read and keyed in a worker thread, not on the loop,
+#: one such body at a time: parsing holds the interpreter lock (orjson does not let go of
+#: it), so eight bodies parsed at once made the event loop wait behind all eight.
 INLINE_BODY_BYTES = 64 * 1024
 BODY_SHAPE = "the body must be a JSON object, or an array of them (a batch)"
 
@@ -120,6 +122,7 @@ class Executor:
         self.metrics = metrics or Metrics()
         self.threads = threads
         self._limiter: anyio.CapacityLimiter | None = None
+        self._parser: anyio.CapacityLimiter | None = None
 
     # -- HTTP ------------------------------------------------------------------------
 
@@ -160,9 +163,7 @@ class Executor:
         body = await request.body()
         small = len(body) <= INLINE_BODY_BYTES
         try:
-            value = (
-                orjson.loads(body) if small else await anyio.to_thread.run_sync(orjson.loads, body)
-            )
+            value = orjson.loads(body) if small else await self._parse_aside(body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest("Unable to parse request body as JSON") from exc
         if isinstance(value, dict):
@@ -227,6 +228,12 @@ class Executor:
                 )
         except TimeoutError:
             return self._timed_out()
+
+    async def _parse_aside(self, body: bytes) -> Any:
+        """A large body parsed in a worker thread, one at a time (see INLINE_BODY_BYTES)."""
+        if self._parser is None:
+            self._parser = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(orjson.loads, body, limiter=self._parser)
 
     def _threads(self) -> anyio.CapacityLimiter:
         # Made on first use, in the event loop it will serve.
