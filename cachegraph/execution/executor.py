@@ -42,8 +42,9 @@ from strawberry.types.graphql import OperationType
 
 from cachegraph.graph import deadline
 from cachegraph.graph.bounded import BoundedCache
-from cachegraph.graph.errors import TimedOut
+from cachegraph.graph.errors import OverBudget, TimedOut
 from cachegraph.graph.store.view import CacheGraph
+from cachegraph.schema.cost import Spent
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
@@ -285,15 +286,23 @@ class Executor:
             self._count([error])
             return {"data": None, "errors": [error.formatted]}
         plan = prepared.plan(self.schema, op.name)
-        if plan is not None and (data := plan.answer(op.variables, context)) is not None:
-            self.metrics.executed.labels("direct").inc()
-            return _body(data, None, context.get("warnings"))
+        try:
+            context["spent"] = Spent(self.limits.max_cost)  # what data-sized lists return
+            if plan is not None and (data := plan.answer(op.variables, context)) is not None:
+                self.metrics.executed.labels("direct").inc()
+                return _body(data, None, context.get("warnings"))
+        except OverBudget as over:
+            return self._over_budget(over)
         self.metrics.executed.labels("standard").inc()
         try:
             result = self.schema.execute_sync(
                 op.query,
                 variable_values=op.variables,
-                context_value={**context, "prepared": prepared},
+                context_value={
+                    **context,
+                    "prepared": prepared,
+                    "spent": Spent(self.limits.max_cost),
+                },
                 operation_name=op.name,
                 allowed_operation_types=OperationType.from_http(method),
                 operation_extensions=op.extensions,
@@ -307,8 +316,16 @@ class Executor:
         errors = result.errors or []
         if any(isinstance(e.original_error, TimedOut) for e in errors):
             raise TimedOut  # the answer is the timeout, not a page of field errors
+        for error in errors:
+            if isinstance(error.original_error, OverBudget):
+                return self._over_budget(error.original_error)  # the limit, not a page of them
         self._count(errors)
         return _body(result.data, errors, (result.extensions or {}).get("warnings"))
+
+    def _over_budget(self, over: OverBudget) -> dict[str, Any]:
+        error = LimitExceeded(over.limit, over.value, over.message)
+        self._count([error])
+        return {"data": None, "errors": [error.formatted]}
 
     def _prepare(self, query: str) -> Prepared:
         found = self.prepared.get(query)
