@@ -87,7 +87,7 @@ class QueuedHandler(logging.Handler):
     ``FLUSH_SECONDS`` to be written, no more: a stuck reader cannot hold a shutdown.
     """
 
-    FLUSH_SECONDS = 2.0
+    FLUSH_SECONDS = 1.0
 
     def __init__(self, fd: int | None = None, capacity: int = LOG_QUEUE_BYTES) -> None:
         super().__init__()
