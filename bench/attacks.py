@@ -103,8 +103,9 @@ def attack(kind: str, n: int) -> dict:
     if kind == "45 aliases of transitive dependents":
         one = f'spec(hash: "{HUB["hash"]}") {{ dependents(transitive: true) {{ hash }} }}'
         return {"query": "{ " + " ".join(f"a{i}: {one}" for i in range(45)) + " }" + " " * (n % 7)}
-    if kind == "batch of 10 heaviest pages":
-        return [attack("heaviest admitted page", n)] * 10
+    if kind == "batch of 10 heaviest pages":  # each new: none answered from the cache
+        page = attack("heaviest admitted page", 0)["query"]
+        return [{"query": f"{page}\n# {n}-{i}"} for i in range(10)]
     if kind == "distinct 1000-spec answers":
         query = ("query($v: String!) { specs(first: 1000, filter: {excludeStacks: [$v]}) "
                  "{ nodes { hash specString } } }")  # fmt: skip
@@ -222,10 +223,24 @@ def _label(answer: dict | list) -> str:
 
 
 async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> list[tuple]:
-    """Each attack alone, ``times`` times: median time to answer, RSS before and after."""
+    """Each attack alone, ``times`` times: median time to answer, RSS before and after, and
+    /healthz (asked every 20 ms meanwhile, from this process: the attack's client mostly
+    waits) at its 99th percentile and its slowest."""
     found, conn = [], Connection(port)
     for kind in kinds:
-        before, spent, answers = rss_kb(pid), [], Counter()
+        before, spent, answers, health = rss_kb(pid), [], Counter(), []
+        done = asyncio.Event()
+
+        async def prober(done: asyncio.Event, health: list[float]) -> None:
+            probe = Connection(port)
+            while not done.is_set():
+                started = time.perf_counter()
+                await probe.request("GET", "/healthz")
+                health.append(time.perf_counter() - started)
+                await asyncio.sleep(0.02)
+            await probe.close()
+
+        probing = asyncio.create_task(prober(done, health))
         for n in range(times):
             method, path = ("GET", GETS[kind]) if kind in GETS else ("POST", "/graphql")
             body = b"" if kind in GETS else json.dumps(attack(kind, n)).encode()
@@ -233,7 +248,10 @@ async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> li
             status, raw = await conn.request(method, path, body)
             spent.append(time.perf_counter() - started)
             answers[f"{status} {_label(json.loads(raw))}"] += 1
-        found.append((kind, answers, pct(spent, 0.5), before, rss_kb(pid)))
+        done.set()
+        await probing
+        found.append((kind, answers, pct(spent, 0.5), before, rss_kb(pid),
+                      pct(health, 0.99), max(health)))  # fmt: skip
     await conn.close()
     return found
 
@@ -353,12 +371,12 @@ def main() -> int:
         server.wait(10)
 
     print(f"## Each attack alone, {args.each} times, on a fresh server\n")
-    print("| attack | answers | median time | RSS before → after |")
-    print("|---|---|---|---|")
-    for kind, answers, seconds, before, after in alone:
+    print("| attack | answers | median time | RSS before → after | /healthz p99, max |")
+    print("|---|---|---|---|---|")
+    for kind, answers, seconds, before, after, p99, slowest in alone:
         shown = ", ".join(f"{n} × {label}" for label, n in answers.most_common())
         print(f"| {kind} | {shown} | {seconds * 1000:.1f} ms | {before / 1024:.0f} → "
-              f"{after / 1024:.0f} MB |")  # fmt: skip
+              f"{after / 1024:.0f} MB | {p99 * 1000:.0f}, {slowest * 1000:.0f} ms |")  # fmt: skip
     print("\n| bad data given to `cachegraph validate` | time | peak RSS | reported |")
     print("|---|---|---|---|")
     for name, seconds, peak, verdict in bad_data(work):
