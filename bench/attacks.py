@@ -1,6 +1,6 @@
 """Adversarial load: hostile clients against a real Uvicorn while a prober times /healthz.
 
-    python bench/attacks.py [--clients 4] [--seconds 60] [--specs 20000]
+    python bench/attacks.py [--clients 4] [--seconds 60] [--specs 20000] [--mirror-specs 5000]
 
 Each client repeats one of the attacks that once stalled, exhausted or killed the
 server (docs/reliability.md, "Attacks"), each request new (fresh variables, fresh
@@ -10,6 +10,14 @@ answer and the server's RSS before and after, on a fresh server), and the bad da
 given to ``cachegraph validate`` (time and peak RSS); then all attacks at once: how
 each was answered, /healthz latency under them, RSS over the run, each cache's bytes.
 Targets: /healthz p99 and max within 100 ms; RSS growth within the caches' budgets.
+
+The second round (issue 30, items 1-10) adds: lockfiles with fresh variant strings and
+constraints with fresh versions (caches fed by clients), 3.6 MB lockfile bodies (the
+bytes of bodies in flight, and their parsing), 45 aliases of a spec's transitive
+dependents (the cost of what the data fans out to), /readyz polled in a loop, batches
+of ten of the heaviest page (one deadline a request), connections that never finish
+their headers (beside the others, counted), and a server whose log nobody reads (its
+stderr a pipe never read, at log level info: every request logs a line).
 """
 
 from __future__ import annotations
@@ -31,6 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness import Connection, free_port, pct, rss_kb, wait_ready
 
 from cachegraph.synth import synthesize
+from cachegraph.synthmirror import synthesize_mirrors
+
+LOCKFILE = (
+    Path(__file__).resolve().parents[2]
+    / "shared/lockfiles/FTHPC+Correlation_Compressibility.spack.lock"
+)
+#: the spec with the most transitive dependents, found once the server is ready
+HUB = {"hash": ""}
 
 PAIR = "specs(first: $n) { nodes { target { specs(first: $n) { nodes { hash } } } } }"
 TYPE_REF = "fragment R on __Type { kind name ofType { kind name ofType { kind name } } }"
@@ -67,6 +83,29 @@ def attack(kind: str, n: int) -> dict:
     if kind == "distinct 950 kB variables":
         query = "query($s: String!) { specs(filter: {excludeStacks: [$s]}) { totalCount } }"
         return {"query": query, "variables": {"s": f"{n:08}" * 118_000}}
+    if kind == "lockfile, fresh variant strings":
+        lock = json.loads(LOCKFILE.read_text())
+        for node in lock["concrete_specs"].values():
+            node.setdefault("parameters", {})["cflags"] = [f"-O{n}", f"-march=x{n}"]
+        query = ("query($l: JSON!) { coverage(lockfile: $l) { missCount "
+                 "entries { nearest { distance } } } }")  # fmt: skip
+        return {"query": query, "variables": {"l": lock}}
+    if kind == "constraint, fresh versions":
+        query = "query($c: String!) { specs(filter: {satisfies: $c}) { totalCount } }"
+        return {"query": query, "variables": {"c": f"zlib@1.{n}.{n % 97}:1.{n}.{n % 89 + 100}"}}
+    if kind == "3.6 MB lockfile bodies":
+        lock = json.loads(LOCKFILE.read_text())
+        specs = list(lock["concrete_specs"].values())
+        many = {f"{n:08}{i:024}"[:32]: specs[i % len(specs)] for i in range(1900)}
+        lock["concrete_specs"] = many
+        return {"query": "query($l: JSON!) { coverage(lockfile: $l) { total } }",
+                "variables": {"l": lock}}  # fmt: skip
+    if kind == "45 aliases of transitive dependents":
+        one = f'spec(hash: "{HUB["hash"]}") {{ dependents(transitive: true) {{ hash }} }}'
+        return {"query": "{ " + " ".join(f"a{i}: {one}" for i in range(45)) + " }" + " " * (n % 7)}
+    if kind == "batch of 10 heaviest pages":  # each new: none answered from the cache
+        page = attack("heaviest admitted page", 0)["query"]
+        return [{"query": f"{page}\n# {n}-{i}"} for i in range(10)]
     if kind == "distinct 1000-spec answers":
         query = ("query($v: String!) { specs(first: 1000, filter: {excludeStacks: [$v]}) "
                  "{ nodes { hash specString } } }")  # fmt: skip
@@ -83,7 +122,17 @@ KINDS = [
     "distinct 950 kB query texts",
     "distinct 950 kB variables",
     "distinct 1000-spec answers",
+    "lockfile, fresh variant strings",
+    "constraint, fresh versions",
+    "3.6 MB lockfile bodies",
+    "45 aliases of transitive dependents",
+    "batch of 10 heaviest pages",
+    "/readyz polled",
 ]
+#: kinds that are a GET of a path, not a GraphQL body
+GETS = {"/readyz polled": "/readyz"}
+#: connections that send part of their headers and wait
+SLOW_HEADERS = 200
 
 
 async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: float):
@@ -96,9 +145,10 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
         kind, conn, n = kinds[i % len(kinds)], Connection(port), i * 1_000_000
         while time.monotonic() < stop:
             n += 1
-            body = json.dumps(attack(kind, n)).encode()
+            method, path = ("GET", GETS[kind]) if kind in GETS else ("POST", "/graphql")
+            body = b"" if kind in GETS else json.dumps(attack(kind, n)).encode()
             try:
-                status, raw = await conn.request("POST", "/graphql", body)
+                status, raw = await conn.request(method, path, body)
             except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
                 outcomes[kind]["connection failed"] += 1
                 await conn.close()
@@ -118,9 +168,36 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
         stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     attackers = (client(i) for i in range(clients * len(kinds)))
-    *_, (out, _) = await asyncio.gather(*attackers, sampler(), prober.communicate())
+    *_, closed, (out, _) = await asyncio.gather(
+        *attackers, sampler(), slow_headers(port, stop), prober.communicate()
+    )
     health.extend(json.loads(out))
+    outcomes["connections that never finish their headers"] = closed
     return outcomes, health, rss
+
+
+async def slow_headers(port: int, stop: float) -> Counter:
+    """SLOW_HEADERS connections that send part of a request's headers, then wait: how each
+    ended (the server's 408 and close, or still open at the end)."""
+
+    async def one() -> str:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            return "connection refused"
+        writer.write(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        try:
+            got = await asyncio.wait_for(reader.read(), max(0.1, stop - time.monotonic()))
+        except TimeoutError:
+            got = None
+        except OSError:
+            got = b""
+        writer.close()
+        if got is None:
+            return "still open at the end"
+        return "408, closed" if got.startswith(b"HTTP/1.1 408") else "closed"
+
+    return Counter(await asyncio.gather(*(one() for _ in range(SLOW_HEADERS))))
 
 
 async def probe(port: int, seconds: float) -> list[float]:
@@ -136,25 +213,45 @@ async def probe(port: int, seconds: float) -> list[float]:
     return found
 
 
-def _label(answer: dict) -> str:
+def _label(answer: dict | list) -> str:
     """How an answer went: the limit or code of its first error, else "answered"."""
+    if isinstance(answer, list):  # a batch: how its last operation went
+        return "batch, last " + _label(answer[-1]) if answer else "empty batch"
     errors = answer.get("errors") or []
     code = errors[0].get("extensions", {}) if errors else {}
     return code.get("limit") or code.get("code") or ("error" if errors else "answered")
 
 
 async def one_at_a_time(port: int, pid: int, kinds: list[str], times: int) -> list[tuple]:
-    """Each attack alone, ``times`` times: median time to answer, RSS before and after."""
+    """Each attack alone, ``times`` times: median time to answer, RSS before and after, and
+    /healthz (asked every 20 ms meanwhile, from this process: the attack's client mostly
+    waits) at its 99th percentile and its slowest."""
     found, conn = [], Connection(port)
     for kind in kinds:
-        before, spent, answers = rss_kb(pid), [], Counter()
+        before, spent, answers, health = rss_kb(pid), [], Counter(), []
+        done = asyncio.Event()
+
+        async def prober(done: asyncio.Event, health: list[float]) -> None:
+            probe = Connection(port)
+            while not done.is_set():
+                started = time.perf_counter()
+                await probe.request("GET", "/healthz")
+                health.append(time.perf_counter() - started)
+                await asyncio.sleep(0.02)
+            await probe.close()
+
+        probing = asyncio.create_task(prober(done, health))
         for n in range(times):
-            body = json.dumps(attack(kind, n)).encode()
+            method, path = ("GET", GETS[kind]) if kind in GETS else ("POST", "/graphql")
+            body = b"" if kind in GETS else json.dumps(attack(kind, n)).encode()
             started = time.perf_counter()
-            status, raw = await conn.request("POST", "/graphql", body)
+            status, raw = await conn.request(method, path, body)
             spent.append(time.perf_counter() - started)
             answers[f"{status} {_label(json.loads(raw))}"] += 1
-        found.append((kind, answers, pct(spent, 0.5), before, rss_kb(pid)))
+        done.set()
+        await probing
+        found.append((kind, answers, pct(spent, 0.5), before, rss_kb(pid),
+                      pct(health, 0.99), max(health)))  # fmt: skip
     await conn.close()
     return found
 
@@ -202,6 +299,25 @@ def bad_data(work: Path) -> list[tuple[str, float, int, str]]:
     return found
 
 
+async def hub(port: int) -> str:
+    """The hash of the spec with the most transitive dependents among the mirrors' runtimes."""
+    query = ('{ specs(first: 200, filter: {package: "gcc-runtime"}) '
+             "{ nodes { hash dependentCount(transitive: true) } } }")  # fmt: skip
+    conn = Connection(port)
+    _, raw = await conn.request("POST", "/graphql", json.dumps({"query": query}).encode())
+    await conn.close()
+    nodes = json.loads(raw)["data"]["specs"]["nodes"]
+    return max(nodes, key=lambda n: n["dependentCount"])["hash"] if nodes else "0" * 32
+
+
+async def metric(port: int, name: str) -> float:
+    conn = Connection(port)
+    _, raw = await conn.request("GET", "/metrics")
+    await conn.close()
+    found = re.search(rf"^{name} (\S+)$", raw.decode(), re.M)
+    return float(found.group(1)) if found else float("nan")
+
+
 async def cache_bytes(port: int) -> dict[str, tuple[float, float]]:
     conn = Connection(port)
     _, raw = await conn.request("GET", "/metrics")
@@ -219,6 +335,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=1, help="clients per kind of attack")
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--specs", type=int, default=20_000)
+    parser.add_argument("--mirror-specs", type=int, default=5_000, help="specs with DAGs")
     parser.add_argument("--each", type=int, default=20, help="requests of each attack alone")
     parser.add_argument("--probe", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -228,32 +345,38 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="cachegraph-attacks-"))
     synthesize(work / "data", args.specs, 2, 0)
+    synthesize_mirrors(work / "mirrors", args.mirror_specs, tags=1, seed=1)
+    kinds = [k for k in KINDS if LOCKFILE.exists() or "lockfile" not in k]
     port = free_port()
-    env = {**os.environ, "CACHEGRAPH_LOG_LEVEL": "warning", "MALLOC_ARENA_MAX": "2"}
-    command = ["cachegraph.cli", "serve", "--port", str(port), "--data", str(work / "data")]
-    server = subprocess.Popen([sys.executable, "-m", *command], env=env, stderr=subprocess.DEVNULL)
+    # Log level info: every request logs a line to a stderr that nobody reads (item 10).
+    env = {**os.environ, "CACHEGRAPH_LOG_LEVEL": "info", "MALLOC_ARENA_MAX": "2"}
+    command = ["cachegraph.cli", "serve", "--port", str(port), "--data", str(work / "data"),
+               "--mirrors-file", str(work / "mirrors" / "mirrors.yaml")]  # fmt: skip
+    server = subprocess.Popen([sys.executable, "-m", *command], env=env, stderr=subprocess.PIPE)
     try:
         wait_ready(port, server)
-        alone = asyncio.run(one_at_a_time(port, server.pid, KINDS, args.each))
+        HUB["hash"] = asyncio.run(hub(port))
+        alone = asyncio.run(one_at_a_time(port, server.pid, kinds, args.each))
         rss_start = rss_kb(server.pid)
         outcomes, health, rss = asyncio.run(
-            run(port, server.pid, KINDS, args.clients, args.seconds)
+            run(port, server.pid, kinds, args.clients, args.seconds)
         )
         time.sleep(2)  # what still runs after the clients stop: nothing, if work stops
         rss_end = rss_kb(server.pid)
         caches = asyncio.run(cache_bytes(port))
+        dropped = asyncio.run(metric(port, "cachegraph_log_lines_dropped_total"))
         alive = server.poll() is None
     finally:
         server.terminate()
         server.wait(10)
 
     print(f"## Each attack alone, {args.each} times, on a fresh server\n")
-    print("| attack | answers | median time | RSS before → after |")
-    print("|---|---|---|---|")
-    for kind, answers, seconds, before, after in alone:
+    print("| attack | answers | median time | RSS before → after | /healthz p99, max |")
+    print("|---|---|---|---|---|")
+    for kind, answers, seconds, before, after, p99, slowest in alone:
         shown = ", ".join(f"{n} × {label}" for label, n in answers.most_common())
         print(f"| {kind} | {shown} | {seconds * 1000:.1f} ms | {before / 1024:.0f} → "
-              f"{after / 1024:.0f} MB |")  # fmt: skip
+              f"{after / 1024:.0f} MB | {p99 * 1000:.0f}, {slowest * 1000:.0f} ms |")  # fmt: skip
     print("\n| bad data given to `cachegraph validate` | time | peak RSS | reported |")
     print("|---|---|---|---|")
     for name, seconds, peak, verdict in bad_data(work):
@@ -269,7 +392,8 @@ def main() -> int:
         f"{rss_end / 1024:.0f} MB at the end; the server {'ran on' if alive else 'DIED'}"
     )
     shown = ", ".join(f"{k} {b / 2**20:.1f} of {t / 2**20:.0f} MiB" for k, (b, t) in caches.items())
-    print(f"- caches at the end: {shown}\n")
+    print(f"- caches at the end: {shown}")
+    print(f"- log lines dropped (its stderr a pipe nobody read): {dropped:,.0f}\n")
     print("| attack | answers |")
     print("|---|---|")
     for kind, counts in outcomes.items():

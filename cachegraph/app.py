@@ -98,9 +98,7 @@ def create_app(
             body = {"status": "ready", **state.size()}
         if state.last is not None:
             # Anyone may ask: counts, not the data's paths (POST /admin/reload lists them).
-            last = state.last.to_dict()
-            last["problem_count"] = len(last.pop("problems"))
-            body["last_load"] = last
+            body["last_load"] = state.last.counted()
         return JSONResponse(body, status_code=status)
 
     async def metrics_page(request: Request) -> Response:
@@ -168,6 +166,7 @@ def create_app(
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
         body_timeout=settings.body_timeout,
+        body_bytes_in_flight=settings.body_bytes_in_flight,
     )
     app.state.cache = state
     return app
@@ -185,7 +184,13 @@ def served_schema(settings: Settings) -> strawberry.Schema:
 
 def app_from_environment() -> Starlette:
     """The app as configured by CACHEGRAPH_* variables (for Uvicorn's --factory, workers)."""
-    return create_app()
+    from . import server
+    from .observe import configure_logging
+
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)  # a worker is a new process
+    server.HEADER_TIMEOUT = settings.header_timeout
+    return create_app(settings=settings)
 
 
 def _on_hangup(callback: Callable[[], object]) -> Callable[[], object]:

@@ -145,6 +145,7 @@ def _timed_out(command: str, args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from . import server
     from .app import create_app
     from .observe import configure_logging
 
@@ -159,7 +160,16 @@ def serve(args: argparse.Namespace) -> int:
             f"cachegraph: error: no data to serve: {', '.join(given)}: no such file or folder"
         )
     configure_logging(settings.log_level, settings.log_format)
-    options = dict(host=settings.host, port=settings.port, log_config=None, access_log=False)
+    server.HEADER_TIMEOUT = settings.header_timeout
+    server.raise_open_file_limit()
+    options = dict(
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        http=server.PROTOCOL,  # h11 with a header timeout: see cachegraph/server.py
+        timeout_keep_alive=settings.keep_alive_timeout,
+    )
     if settings.workers > 1:
         # Workers are new processes: they take the settings from the environment.
         os.environ.update(settings.to_env())

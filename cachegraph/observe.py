@@ -10,14 +10,19 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import os
 import re
+import sys
+import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
 
 from cachegraph.graph.bounded import BoundedCache
 
@@ -65,19 +70,124 @@ class JsonFormatter(logging.Formatter):
 JsonFormatter.converter = time.gmtime
 
 
+#: Bytes of log lines waiting for the writer; past it, lines are dropped (and counted).
+LOG_QUEUE_BYTES = 4 * 2**20
+#: A line longer than this is cut (a traceback of a deep recursion can be megabytes).
+LOG_LINE_BYTES = 64 * 2**10
+
+
+class QueuedHandler(logging.Handler):
+    """Log lines formatted by the caller, written to a file descriptor by a thread of their own.
+
+    Writing to stderr blocks when nobody reads it (a full pipe, a stalled log collector):
+    written by the thread that logs, every request would wait, ``/healthz`` too. Here a
+    request only appends its line to a queue bounded by bytes; when the queue is full the
+    line is dropped and counted (``cachegraph_log_lines_dropped_total`` in ``/metrics``),
+    and the writer thread alone waits for the reader. At exit, lines still queued get
+    ``FLUSH_SECONDS`` to be written, no more: a stuck reader cannot hold a shutdown.
+    """
+
+    FLUSH_SECONDS = 1.0
+
+    def __init__(self, fd: int | None = None, capacity: int = LOG_QUEUE_BYTES) -> None:
+        super().__init__()
+        self.fd = sys.stderr.fileno() if fd is None else fd
+        self.capacity = capacity
+        self.dropped = 0
+        self.queued = 0  # bytes waiting
+        self._lines: deque[bytes] = deque()
+        self._ready = threading.Condition(threading.Lock())
+        self._closed = False
+        self._writer = threading.Thread(target=self._write, name="cachegraph-log", daemon=True)
+        self._writer.start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record).encode("utf-8", "backslashreplace")
+        except Exception:
+            self.dropped += 1
+            return
+        if len(line) > LOG_LINE_BYTES:
+            line = line[: LOG_LINE_BYTES - 20] + b" ... (line cut)"
+        line += b"\n"
+        with self._ready:
+            if self._closed or self.queued + len(line) > self.capacity:
+                self.dropped += 1
+                return
+            self._lines.append(line)
+            self.queued += len(line)
+            self._ready.notify()
+
+    def _write(self) -> None:
+        while True:
+            with self._ready:
+                while not self._lines and not self._closed:
+                    self._ready.wait()
+                if not self._lines:
+                    return
+                chunk = b"".join(self._lines)
+                self._lines.clear()
+            view = memoryview(chunk)
+            try:
+                while view:  # blocks here, in this thread only, while nobody reads
+                    view = view[os.write(self.fd, view) :]
+            except OSError:
+                pass  # a closed stderr: the lines are lost, the server goes on
+            with self._ready:
+                self.queued -= len(chunk)
+                self._ready.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout``, by default FLUSH_SECONDS) until every line is written."""
+        give = self.FLUSH_SECONDS if timeout is None else timeout
+        deadline = time.monotonic() + give
+        with self._ready:
+            while self.queued and (left := deadline - time.monotonic()) > 0:
+                self._ready.wait(left)
+            return not self.queued
+
+    def close(self) -> None:
+        self.flush()
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+        super().close()
+
+
+def dropped_log_lines() -> int:
+    """Lines the root logger's queued handlers dropped since they were made."""
+    return sum(h.dropped for h in logging.getLogger().handlers if isinstance(h, QueuedHandler))
+
+
 def configure_logging(level: str = "info", form: str = "json") -> None:
-    """Send every logger (ours and Uvicorn's) to stderr in one format."""
-    handler = logging.StreamHandler()
+    """Send every logger (ours and Uvicorn's) to stderr in one format, never blocking."""
+    handler = QueuedHandler()
     if form == "json":
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
+    for old in root.handlers:
+        if isinstance(old, QueuedHandler):
+            old.close()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+
+
+class _DroppedLines:
+    """``cachegraph_log_lines_dropped_total``, read from the handlers when scraped."""
+
+    def collect(self) -> list[CounterMetricFamily]:
+        return [
+            CounterMetricFamily(
+                "cachegraph_log_lines_dropped",
+                "log lines dropped because the log's reader fell behind (the queue was full)",
+                value=dropped_log_lines(),
+            )
+        ]
 
 
 class Metrics:
@@ -86,6 +196,7 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        r.register(_DroppedLines())
         self.requests = Counter(
             "cachegraph_requests", "HTTP requests answered", ["route", "status"], registry=r
         )
@@ -127,6 +238,11 @@ class Metrics:
         )
         self.reloads = Counter(
             "cachegraph_reloads", "loads and reloads by result", ["result"], registry=r
+        )
+        self.in_flight = Gauge(
+            "cachegraph_body_bytes_in_flight",
+            "bytes of request bodies held by the requests being answered",
+            registry=r,
         )
         self.cache_bytes = Gauge(
             "cachegraph_cache_bytes", "bytes each cache holds (estimated)", ["cache"], registry=r
@@ -197,16 +313,41 @@ class RequestMiddleware:
     """Request id, body size and time limits, access log, metrics, and a JSON 500 for any crash."""
 
     def __init__(
-        self, app: Callable, metrics: Metrics, max_body_bytes: int, body_timeout: float = 30.0
+        self,
+        app: Callable,
+        metrics: Metrics,
+        max_body_bytes: int,
+        body_timeout: float = 30.0,
+        body_bytes_in_flight: int | None = None,
     ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+        #: bytes of request bodies all requests being answered may hold at once (a body is
+        #: held, and parsed, until its answer is sent); None: no limit
+        self.body_bytes_in_flight = body_bytes_in_flight
+        #: bytes of bodies held now (counted on the event loop: no lock needed)
+        self.in_flight = 0
+        metrics.in_flight.set_function(lambda: self.in_flight)
 
     def _too_large(self) -> _BodyRefused:
         n = self.max_body_bytes
         return _BodyRefused(413, "max_body_bytes", n, f"the request body is larger than {n} bytes")
+
+    def _too_many(self) -> _BodyRefused:
+        n = self.body_bytes_in_flight
+        return _BodyRefused(
+            503,
+            "body_bytes_in_flight",
+            n,
+            f"the server holds {n} bytes of request bodies already: send the body again later",
+        )
+
+    def _admits(self, more: int) -> bool:
+        """Whether ``more`` bytes of body fit beside those held (a lone body always does)."""
+        budget = self.body_bytes_in_flight
+        return budget is None or self.in_flight == 0 or self.in_flight + more <= budget
 
     def _late(self) -> _BodyRefused:
         s = self.body_timeout
@@ -234,11 +375,12 @@ class RequestMiddleware:
             await send(message)
 
         received = 0
+        held = 0  # bytes of this body counted in self.in_flight
         body_done = False
         deadline = time.monotonic() + self.body_timeout
 
         async def limited_receive() -> dict:
-            nonlocal received, body_done
+            nonlocal received, body_done, held
             if body_done:  # after the body, receive() waits for a disconnect: no deadline
                 return await receive()
             # A client that holds a request open without sending its body holds memory:
@@ -250,19 +392,31 @@ class RequestMiddleware:
             received += len(message.get("body", b""))
             if received > self.max_body_bytes:
                 raise self._too_large()
+            if received > held:  # more than its Content-Length reserved (or none given)
+                if not self._admits(received - held):
+                    raise self._too_many()
+                self.in_flight += received - held
+                held = received
             body_done = message["type"] != "http.request" or not message.get("more_body")
             return message
 
         try:
             length = _header(scope, b"content-length")
-            if length and length.isdigit() and int(length) > self.max_body_bytes:
-                raise self._too_large()
+            if length and length.isdigit():
+                if int(length) > self.max_body_bytes:
+                    raise self._too_large()
+                # Refused before a byte of it is read when the bodies held are too many.
+                if not self._admits(int(length)):
+                    raise self._too_many()
+                held = int(length)
+                self.in_flight += held
             await self.app(scope, limited_receive, send_with_id)
         except _BodyRefused as refused:
             self.metrics.rejections.labels(refused.limit).inc()
             if not response_started:
                 body = error_body(str(refused), code="LIMIT_EXCEEDED", limit=refused.limit)
-                await send_json(send_with_id, refused.status, body)
+                retry = [(b"retry-after", b"1")] if refused.status == 503 else []
+                await send_json(send_with_id, refused.status, body, retry)
         except Exception:
             log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
             if not response_started:
@@ -270,6 +424,7 @@ class RequestMiddleware:
                 body = error_body(message, code="INTERNAL_SERVER_ERROR", requestId=rid)
                 await send_json(send_with_id, 500, body)
         finally:
+            self.in_flight -= held
             seconds = time.perf_counter() - started
             route = scope["path"] if scope["path"] in ROUTES else "other"
             self.metrics.requests.labels(route, str(status)).inc()

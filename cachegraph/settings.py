@@ -94,10 +94,22 @@ class Settings:
     max_body_bytes: int = _setting(
         4_194_304, "bytes in one request body (a spack.lock of 1,000 specs is about 2 MB)"
     )
+    body_bytes_in_flight: int = _setting(
+        67_108_864,
+        "bytes of request bodies held at once by the requests being answered (a body is "
+        "parsed and kept until its answer is sent); past it, HTTP 503 before reading more",
+        "BYTES",
+    )
     body_timeout: float = _setting(
         30.0, "seconds a client may take to send a request body", "SECONDS"
     )
-    timeout: float = _setting(10.0, "seconds one operation may run", "SECONDS")
+    header_timeout: float = _setting(
+        10.0, "seconds a client may take to send a request's headers (then 408)", "SECONDS"
+    )
+    keep_alive_timeout: float = _setting(
+        5.0, "seconds an idle kept-alive connection stays open between requests", "SECONDS"
+    )
+    timeout: float = _setting(10.0, "seconds one request may run (a batch shares them)", "SECONDS")
     threads: int = _setting(
         4, "operations run at once in worker threads (others wait); more compete for Python's lock"
     )
@@ -185,8 +197,11 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_introspection": (_at_least(0), "0 or more"),
     "max_batch": (_at_least(1), "at least 1"),
     "max_body_bytes": (_at_least(1), "at least 1"),
+    "body_bytes_in_flight": (_at_least(1), "at least 1"),
     "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
+    "header_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
+    "keep_alive_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
     "query_cache": (_at_least(0), "0 or more"),
     "threads": (_at_least(1), "1 or more"),

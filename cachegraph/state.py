@@ -70,10 +70,28 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
         # first run scans them all.
         gc.freeze()
     report.seconds = round(time.perf_counter() - started, 3)
-    for problem in report.problems:
-        log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
+    log_problems(report)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)
     return graph, report, key
+
+
+#: Problems of a load logged one a line; the rest are counted in one line.
+LOGGED_PROBLEMS = 20
+
+
+def log_problems(report: LoadReport, first: int = LOGGED_PROBLEMS) -> None:
+    """The first ``first`` problems of a load, a line each, then how many more there are:
+    a million bad records make 21 lines, not a million (``cachegraph validate`` lists all)."""
+    for problem in report.problems[:first]:
+        log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
+    if len(report.problems) > first:
+        more = report.problems[first:]
+        errors = sum(p.severity == "error" for p in more)
+        log.warning(
+            "... and %d more problems (%d errors, %d warnings) not logged: "
+            "`cachegraph validate` or POST /admin/reload lists them all",
+            len(more), errors, len(more) - errors,
+        )  # fmt: skip
 
 
 def save_snapshot(sources: DataSources, graph: CacheGraph, report: LoadReport, key: str) -> None:
@@ -127,6 +145,15 @@ class Outcome:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    def counted(self) -> dict:
+        """What anyone may read (``/readyz``): the problems counted, not copied (O(1))."""
+        return {
+            "ok": self.ok,
+            "finished": self.finished,
+            "summary": self.summary,
+            "problem_count": len(self.problems),
+        }
+
 
 @dataclass
 class State:
@@ -137,6 +164,7 @@ class State:
     report: LoadReport | None = None
     last: Outcome | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _sized: tuple[CacheGraph | None, dict[str, int]] = (None, {})
 
     async def load(self) -> Outcome:
         """Load the sources and serve them, whatever their problems (the first load).
@@ -194,4 +222,10 @@ class State:
             threading.Thread(target=save_snapshot, args=args, daemon=True).start()
 
     def size(self) -> dict[str, int]:
-        return {} if self.graph is None else vars(stats(self.graph))
+        """The served graph's counts, worked out once per graph (``/readyz`` asks often)."""
+        graph = self.graph
+        if graph is None:
+            return {}
+        if self._sized[0] is not graph:
+            self._sized = (graph, dict(vars(stats(graph))))
+        return dict(self._sized[1])

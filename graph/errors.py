@@ -39,3 +39,12 @@ class TimedOut(CacheGraphError):
 
     def __init__(self) -> None:
         super().__init__("the operation ran past its time limit")
+
+
+class OverBudget(CacheGraphError):
+    """An operation's lists returned more objects than its budget (see ``schema.cost.Spent``):
+    the operation stops, and its answer is the limit's error."""
+
+    def __init__(self, limit: str, value: int, message: str) -> None:
+        super().__init__(message)
+        self.limit, self.value, self.message = limit, value, message

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cachegraph.graph.store.view import CacheGraph
 from strawberry.types import ExecutionResult, Info
+
+if TYPE_CHECKING:
+    from .cost import Spent
 
 
 @dataclass(slots=True)
@@ -23,6 +26,8 @@ class Context:
     warnings: list[str] = field(default_factory=list)
     #: The executor's parsed and validated document, so Strawberry does not parse it again.
     prepared: Any = None
+    #: What the operation's data-sized lists returned, against its cost budget.
+    spent: Spent | None = None
 
 
 def graph(info: Info) -> CacheGraph:

@@ -11,7 +11,7 @@ from cachegraph.graph.questions import dependencies as deps
 from strawberry.types import Info
 
 from .context import graph
-from .cost import cost
+from .cost import cost, counted
 from .counted import StackCount, stack_counts
 from .diffs import LookalikeGroup, lookalike_groups
 from .named import Named, accepts, names
@@ -80,14 +80,14 @@ class Package(SpecGroup, Node):
         description="Packages that some spec of this one depends on, by name.",
     )
     def dependencies(self, info: Info) -> list[Package]:
-        return names("package", deps.package_dependencies(graph(info), self.name))
+        return counted(info, names("package", deps.package_dependencies(graph(info), self.name)))
 
     @strawberry.field(
         metadata=cost(items=100),
         description="Packages with a spec that depends on a spec of this one.",
     )
     def dependents(self, info: Info) -> list[Package]:
-        return names("package", deps.package_dependents(graph(info), self.name))
+        return counted(info, names("package", deps.package_dependents(graph(info), self.name)))
 
     @strawberry.field(
         metadata=cost(items=20, walks=True),

@@ -24,7 +24,7 @@ from cachegraph.graph.store.records import SpecRecord
 from strawberry.types import Info
 
 from .context import graph, warn
-from .cost import WHEN_TRANSITIVE, cost
+from .cost import WHEN_TRANSITIVE, cost, counted
 from .named import Named, names
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
@@ -143,7 +143,7 @@ class Spec(Node):
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
-        return deps.dependencies(graph(info), self.hash, deptype, bool(transitive))
+        return counted(info, deps.dependencies(graph(info), self.hash, deptype, bool(transitive)))
 
     @strawberry.field(
         metadata=cost(items=20),
@@ -167,7 +167,7 @@ class Spec(Node):
         deptype: Annotated[str | None, strawberry.argument(DEPTYPE)] = None,
         transitive: Annotated[bool | None, strawberry.argument(TRANSITIVE)] = False,
     ) -> list[Spec]:
-        return deps.dependents(graph(info), self.hash, deptype, bool(transitive))
+        return counted(info, deps.dependents(graph(info), self.hash, deptype, bool(transitive)))
 
     @strawberry.field(
         description="The earliest tag holding this spec (dated develop tags by date, releases "

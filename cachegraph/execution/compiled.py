@@ -56,7 +56,7 @@ from graphql.language import ListValueNode, ObjectValueNode, ValueNode, Variable
 from strawberry import Schema
 from strawberry.types.arguments import convert_arguments
 
-from cachegraph.graph.errors import TimedOut
+from cachegraph.graph.errors import OverBudget, TimedOut
 
 #: (value, run) -> the value as JSON
 Complete = Callable[[Any, "Run"], Any]
@@ -103,7 +103,7 @@ class Plan:
         started = time.perf_counter()
         try:
             return self._complete(root, Run(context, values))
-        except TimedOut:
+        except (TimedOut, OverBudget):
             raise  # not a fault: the operation must stop
         except Exception:  # any fault: the standard way reports it
             return None

@@ -13,8 +13,11 @@ The steps, each with the cache it owns:
    other core, finds none of the data in its cache (measured: 465 stack overlaps
    took 1.2 ms on the loop, 2.0 ms through a thread).
 
-Every operation runs under a deadline (``graph.deadline``) that the long loops
-check, so work past the time limit stops instead of running on abandoned.
+Every request runs under one deadline (``graph.deadline``), ``timeout`` seconds
+after its operations are read, that the long loops check, so work past the time
+limit stops instead of running on abandoned. A batch shares it: an operation that
+starts past it is answered with the timeout error without running (ten operations
+of a batch once ran ten time limits in a row).
 Caches are bounded by bytes (``graph.bounded``): distinct large query texts,
 variables or answers evict each other, never grow the process.
 """
@@ -39,9 +42,10 @@ from strawberry.types.graphql import OperationType
 
 from cachegraph.graph import deadline
 from cachegraph.graph.bounded import BoundedCache
-from cachegraph.graph.errors import TimedOut
+from cachegraph.graph.errors import OverBudget, TimedOut
 from cachegraph.graph.store.view import CacheGraph
 from cachegraph.schema.context import Context
+from cachegraph.schema.cost import Spent
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
@@ -54,7 +58,9 @@ INLINE_SECONDS = 0.002
 #: busy worker thread: under bench/attacks.py, /healthz took 74 ms (p50) and 222 ms at
 #: most with the default, 16 ms and 66 ms at 1 ms (four worker threads).
 SWITCH_SECONDS = 0.001
-#: A request body larger than this is read and keyed in a worker thread, not on the loop.
+#: A request body larger than this is read and keyed in a worker thread, not on the loop,
+#: one such body at a time: parsing holds the interpreter lock (orjson does not let go of
+#: it), so eight bodies parsed at once made the event loop wait behind all eight.
 INLINE_BODY_BYTES = 64 * 1024
 BODY_SHAPE = "the body must be a JSON object, or an array of them (a batch)"
 
@@ -118,6 +124,7 @@ class Executor:
         self.metrics = metrics or Metrics()
         self.threads = threads
         self._limiter: anyio.CapacityLimiter | None = None
+        self._parser: anyio.CapacityLimiter | None = None
 
     # -- HTTP ------------------------------------------------------------------------
 
@@ -132,7 +139,10 @@ class Executor:
         media = response_media_type(request.headers.get("accept", ""))
         try:
             operations, batch, small = await self._operations(request)
-            payloads = [await self._payload(op, graph, request.method, small) for op in operations]
+            ends = time.monotonic() + self.timeout  # the request's, not each operation's
+            payloads = [
+                await self._payload(op, graph, request.method, small, ends) for op in operations
+            ]
         except BadRequest as exc:
             return Response(orjson.dumps(error_body(exc.message)), exc.status, media_type=media)
         except ClientDisconnect:
@@ -165,9 +175,7 @@ class Executor:
         body = await request.body()
         small = len(body) <= INLINE_BODY_BYTES
         try:
-            value = (
-                orjson.loads(body) if small else await anyio.to_thread.run_sync(orjson.loads, body)
-            )
+            value = orjson.loads(body) if small else await self._parse_aside(body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest("Unable to parse request body as JSON") from exc
         if isinstance(value, dict):
@@ -183,18 +191,25 @@ class Executor:
             )
         return [_operation(v) for v in value], True, small
 
-    async def _payload(self, op: Operation, graph: CacheGraph, method: str, small: bool) -> bytes:
-        """The operation's answer as JSON: kept, computed on the loop, or in a thread."""
+    async def _payload(
+        self, op: Operation, graph: CacheGraph, method: str, small: bool, ends: float
+    ) -> bytes:
+        """The operation's answer as JSON: kept, computed on the loop, or in a thread;
+        the timeout error, not run, once the request's deadline ``ends`` has passed."""
         context = Context(graph, request_id.get())
         if small:
             key = self.responses.key(method, op)
             found = self._cached(graph, key)
             if found is not None:
                 return found
+            if time.monotonic() >= ends:
+                return self._timed_out()
             if self.runs_inline(op):
-                return self._within_time(lambda: self._respond(op, context, method, key))
+                return self._within_time(lambda: self._respond(op, context, method, key), ends)
+        if time.monotonic() >= ends:
+            return self._timed_out()
         work: Callable[[], bytes] = lambda: self._respond(op, context, method)  # noqa: E731
-        return await self._within_time_in_thread(work)
+        return await self._within_time_in_thread(work, ends)
 
     def runs_inline(self, op: Operation) -> bool:
         """Whether to answer on the event loop: it ran fast on the direct path last time."""
@@ -209,22 +224,28 @@ class Executor:
             and plan.latest <= INLINE_SECONDS
         )
 
-    def _within_time(self, work: Callable[[], bytes]) -> bytes:
+    def _within_time(self, work: Callable[[], bytes], ends: float) -> bytes:
         try:
-            with deadline.until(time.monotonic() + self.timeout):
+            with deadline.until(ends):
                 return work()
         except TimedOut:
             return self._timed_out()
 
-    async def _within_time_in_thread(self, work: Callable[[], bytes]) -> bytes:
+    async def _within_time_in_thread(self, work: Callable[[], bytes], ends: float) -> bytes:
         try:
-            with anyio.fail_after(self.timeout):
+            with anyio.fail_after(max(0.0, ends - time.monotonic())):
                 # Abandoned at the deadline; the deadline stops what it still does.
                 return await anyio.to_thread.run_sync(
-                    self._within_time, work, abandon_on_cancel=True, limiter=self._threads()
+                    self._within_time, work, ends, abandon_on_cancel=True, limiter=self._threads()
                 )
         except TimeoutError:
             return self._timed_out()
+
+    async def _parse_aside(self, body: bytes) -> Any:
+        """A large body parsed in a worker thread, one at a time (see INLINE_BODY_BYTES)."""
+        if self._parser is None:
+            self._parser = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(orjson.loads, body, limiter=self._parser)
 
     def _threads(self) -> anyio.CapacityLimiter:
         # Made on first use, in the event loop it will serve.
@@ -276,11 +297,15 @@ class Executor:
             self._count([error])
             return {"data": None, "errors": [error.formatted]}
         plan = prepared.plan(self.schema, op.name)
-        if plan is not None and (data := plan.answer(op.variables, context)) is not None:
-            self.metrics.executed.labels("direct").inc()
-            return _body(data, None, context.warnings)
+        try:
+            context.spent = Spent(self.limits.max_cost)  # what data-sized lists return
+            if plan is not None and (data := plan.answer(op.variables, context)) is not None:
+                self.metrics.executed.labels("direct").inc()
+                return _body(data, None, context.warnings)
+        except OverBudget as over:
+            return self._over_budget(over)
         self.metrics.executed.labels("standard").inc()
-        context.prepared = prepared
+        context.prepared, context.spent = prepared, Spent(self.limits.max_cost)
         try:
             result = self.schema.execute_sync(
                 op.query,
@@ -299,8 +324,16 @@ class Executor:
         errors = result.errors or []
         if any(isinstance(e.original_error, TimedOut) for e in errors):
             raise TimedOut  # the answer is the timeout, not a page of field errors
+        for error in errors:
+            if isinstance(error.original_error, OverBudget):
+                return self._over_budget(error.original_error)  # the limit, not a page of them
         self._count(errors)
         return _body(result.data, errors, (result.extensions or {}).get("warnings"))
+
+    def _over_budget(self, over: OverBudget) -> dict[str, Any]:
+        error = LimitExceeded(over.limit, over.value, over.message)
+        self._count([error])
+        return {"data": None, "errors": [error.formatted]}
 
     def _prepare(self, query: str) -> Prepared:
         found = self.prepared.get(query)

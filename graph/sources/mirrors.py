@@ -37,6 +37,7 @@ from .chunks import split
 from .files import read_regular
 from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 from .specfiles import (
+    MAX_SPEC_BYTES,
     clearsigned_text,
     gunzipped,
     is_spec_file,
@@ -47,8 +48,15 @@ from .specfiles import (
 
 #: Spack build-cache index database versions this loader understands.
 INDEX_VERSIONS = {"5", "6", "7", "8"}
-#: An index blob may be this large once decompressed (the public develop index is ~1 GB).
-MAX_INDEX_BYTES = 8 << 30
+#: An index may be this large, as a file and once decompressed: about three times the
+#: largest real one (the public develop index, 185 MB). Reading one takes about four times
+#: its size at the peak, so the limit keeps a load within the 4 GiB the Kubernetes
+#: manifest allows; at 8 GiB a 1 MB blob that inflated to 1 GiB took ``validate`` to 4.1 GB.
+#: The size checked is the file's apparent size: a sparse file of 2 GiB (8 kB on disk) is
+#: refused before a byte of it is read.
+MAX_INDEX_BYTES = 512 << 20
+#: A v3 manifest (a few blob records), layout.json or index.json.hash is far smaller.
+MAX_SMALL_FILE_BYTES = 1 << 20
 _DB_MEDIA = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
 _HASH_AT_END = re.compile(r"-([a-z0-9]{32})\.spec\.(?:json(?:\.sig)?|ya?ml)$")
 
@@ -239,7 +247,7 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
 def _read_v2(folder: Path, index: Path) -> MirrorRead:
     read = MirrorRead("v2", str(index if index.name != "index.json" else folder))
     if index.is_file():
-        data = _bytes(read, index)
+        data = _bytes(read, index, MAX_INDEX_BYTES)
         if data is not None:
             _check_v2_hash(read, index, data)
             chunks = _index_chunks(read, index, data)
@@ -274,7 +282,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
             found = _HASH_AT_END.search(name)
             hash = found.group(1) if found else None
             spec_path = folder / name
-            data = _bytes(read, spec_path)
+            data = _bytes(read, spec_path, MAX_SPEC_BYTES)
             if data is None:
                 continue
             try:
@@ -312,7 +320,9 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
     stated_at = index.with_name(index.name + ".hash")
     if not stated_at.is_file():
         return
-    stated = (_bytes(read, stated_at) or b"").decode("ascii", "replace").strip()
+    stated = (
+        (_bytes(read, stated_at, MAX_SMALL_FILE_BYTES) or b"").decode("ascii", "replace").strip()
+    )
     actual = hashlib.sha256(data).hexdigest()
     if stated != actual:
         read.problem(
@@ -365,7 +375,7 @@ def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[s
 def _read_v3(root: Path, view: str = "") -> MirrorRead:
     read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
     layout = root / "v3" / "layout.json"
-    data = _bytes(read, layout)
+    data = _bytes(read, layout, MAX_SMALL_FILE_BYTES)
     if data is not None:
         try:
             if not isinstance(load_json(decode_text(data)), dict):
@@ -441,7 +451,7 @@ _SIGNED = b"-----BEGIN PGP SIGNED MESSAGE-----"
 
 def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
     """The blob records of a v3 manifest; None (a problem) when it is not one."""
-    data = _bytes(read, path)
+    data = _bytes(read, path, MAX_SMALL_FILE_BYTES)
     if data is None:
         return None
     try:
@@ -517,7 +527,7 @@ def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int
     if outside:
         read.problem(Path(path), f"a symbolic link out of the mirror, to {outside}; not read")
         return None
-    data = _bytes(read, Path(path))
+    data = _bytes(read, Path(path), limit)  # compressed, it is smaller still
     if data is None:
         return None
     actual = hashlib.new(record["checksumAlgorithm"], data).hexdigest()
@@ -585,7 +595,7 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: str, indexed: set[str]) -> 
         if not os.path.isfile(blob_path(root, spec[0])):
             _missing_blob(read, root, Path(manifest), blob_path(root, spec[0]))
     else:  # not in the index: the spec blob says what it is
-        data = _blob(read, root, Path(manifest), spec[0], 64 << 20)
+        data = _blob(read, root, Path(manifest), spec[0], MAX_SPEC_BYTES)
         if data is None:
             return
         where = Path(blob_path(root, spec[0]))
@@ -603,14 +613,19 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: str, indexed: set[str]) -> 
 # -- both --------------------------------------------------------------------------------
 
 
-def _bytes(read: MirrorRead, path: Path | str) -> bytes | None:
+def _bytes(read: MirrorRead, path: Path | str, limit: int) -> bytes | None:
+    """A regular file's bytes, when it is at most ``limit`` bytes; else None (a problem)."""
     try:
-        return read_regular(path)
+        return read_regular(path, limit)
     except FileNotFoundError:
         read.problem(Path(path), "no such file")
     except OSError as exc:
-        why = "not a regular file" if exc.strerror == "not a regular file" else None
-        read.problem(Path(path), why or f"cannot be read: {exc.strerror}")
+        if exc.strerror == "not a regular file":
+            read.problem(Path(path), "not a regular file")
+        elif exc.strerror.startswith("larger than"):
+            read.problem(Path(path), f"{exc.strerror}, more than a real one can be; not read")
+        else:
+            read.problem(Path(path), f"cannot be read: {exc.strerror}")
     return None
 
 

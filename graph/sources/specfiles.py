@@ -82,7 +82,25 @@ def spec_document(data: bytes, name: str = "") -> dict:
 
 
 def gunzipped(data: bytes, limit: int = MAX_SPEC_BYTES) -> bytes:
-    """``data`` decompressed, refusing what would grow past ``limit`` bytes (a gzip bomb)."""
+    """``data`` decompressed, refusing what would grow past ``limit`` bytes (a gzip bomb).
+
+    gzip ends with the inflated size (modulo 4 GiB): what ``gzip`` wrote is refused on it
+    before a byte is inflated; a trailer that lies is caught at the limit while inflating.
+
+    >>> import gzip
+    >>> bomb = gzip.compress(bytes(100_000))
+    >>> gunzipped(bomb, 1000)
+    Traceback (most recent call last):
+    ...
+    cachegraph.graph.errors.BadRecord: decompresses to 100000 bytes, more than 1000; not read
+    >>> gunzipped(bomb[:-4] + (10).to_bytes(4, "little"), 1000)  # a lying trailer
+    Traceback (most recent call last):
+    ...
+    cachegraph.graph.errors.BadRecord: decompresses to more than 1000 bytes; not read
+    """
+    stated = int.from_bytes(data[-4:], "little") if len(data) >= 18 else 0
+    if stated > limit:
+        raise BadRecord(f"decompresses to {stated} bytes, more than {limit}; not read")
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
         out = inflater.decompress(data, limit + 1)

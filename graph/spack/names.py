@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 
 #: Spack's infinity versions, least to greatest; all of them sort after any number.
@@ -44,9 +43,12 @@ def compiler_parts(name: str) -> tuple[str, str]:
     return family, version
 
 
-@functools.cache  # a large cache repeats a few thousand versions
 def version_key(version: str) -> tuple:
     """A sort key that orders versions as Spack does (oldest first).
+
+    Not kept: it is asked once per distinct version of the data (its table is sorted
+    once), and a cache would also keep the versions clients send in constraints and
+    lockfiles; making a key costs about what a bounded cache's lookup does.
 
     Numbers compare as numbers, words sort before numbers, a pre-release
     (alpha, beta, rc) before its release, and Spack's infinity versions

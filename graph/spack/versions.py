@@ -9,7 +9,7 @@ range ``1.2:1.2``, satisfied by 1.2 and 1.2.3 but not 1.20; ``@:1.4`` by 1.4.2.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import BadArgument
 from .names import version_key
@@ -38,14 +38,21 @@ class VersionRange:
     low: str | None
     high: str | None
     exact: bool = False
+    #: the ends' version keys, made once (version_key keeps none)
+    _low_key: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _high_key: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for end, name in ((self.low, "_low_key"), (self.high, "_high_key")):
+            object.__setattr__(self, name, None if end is None else version_key(end))
 
     def contains(self, version: str) -> bool:
         if self.exact:
-            return version == self.low or version_key(version)[:2] == version_key(self.low)[:2]
+            return version == self.low or version_key(version)[:2] == self._low_key[:2]
         key = version_key(version)
-        if self.low is not None and key < version_key(self.low) and not _extends(version, self.low):
+        if self.low is not None and key < self._low_key and not _extends(version, self.low):
             return False
-        return self.high is None or key <= version_key(self.high) or _extends(version, self.high)
+        return self.high is None or key <= self._high_key or _extends(version, self.high)
 
     def __str__(self) -> str:
         if self.exact:

@@ -47,3 +47,19 @@ def test_work_past_the_time_limit_stops_on_both_paths(graph):
         # and the server answers the next question
         small = client.post("/graphql", json={"query": "{ stats { specCount } }"}).json()
         assert small == {"data": {"stats": {"specCount": 5000}}}
+
+
+def test_a_batch_has_one_deadline_and_operations_past_it_do_not_run(graph):
+    settings = Settings(timeout=TIMEOUT, max_cost=10**9, response_cache=0, max_batch=10)
+    answer = refusal("timeout", TIMEOUT, f"the query ran longer than {TIMEOUT:g} seconds")
+    small = {"query": "{ stats { specCount } }"}
+    with TestClient(create_app(graph, settings=settings)) as client:
+        # The attack alone runs for seconds: it uses up the request's time limit, and the
+        # operations after it are answered with the timeout, not run. Before, each had a
+        # time limit of its own: ten attacks ran ten limits one after the other.
+        answers = client.post("/graphql", json=[{"query": ATTACK}, small, small]).json()
+        assert answers == [answer] * 3
+        # alone, the same small operation is answered
+        assert client.post("/graphql", json=[small]).json() == [
+            {"data": {"stats": {"specCount": 5000}}}
+        ]
