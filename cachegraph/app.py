@@ -133,6 +133,7 @@ def create_app(
         budgets=settings.budgets(),
         metrics=metrics,
         threads=settings.threads,
+        validators=settings.validators(),
     )
     view = GraphQLView(executor, state, graphiql=settings.graphiql)
     routes = [

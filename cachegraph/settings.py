@@ -20,6 +20,7 @@ from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
 
 from .execution import Budgets, Limits
+from .execution.validators import MAX_AGE, Validators
 
 ENV_PREFIX = "CACHEGRAPH_"
 _DEFAULTS = Limits()
@@ -97,6 +98,12 @@ class Settings:
     threads: int = _setting(
         4, "operations run at once in worker threads (others wait); more compete for Python's lock"
     )
+    cache_max_age: int = _setting(
+        MAX_AGE,
+        "seconds a browser or proxy may reuse a GET answer before revalidating it with its "
+        "ETag (Cache-Control: public, max-age); 0: revalidate every time",
+        "SECONDS",
+    )
     response_cache: int = _setting(
         _BUDGETS.responses,
         "bytes of answers kept for repeated operations until the data changes; 0 turns it off",
@@ -131,6 +138,9 @@ class Settings:
 
     def budgets(self) -> Budgets:
         return Budgets(queries=self.query_cache, responses=self.response_cache)
+
+    def validators(self) -> Validators:
+        return Validators(max_age=self.cache_max_age)
 
     def limits(self) -> Limits:
         return Limits(
@@ -182,6 +192,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
+    "cache_max_age": (_at_least(0), "0 or more seconds"),
     "query_cache": (_at_least(0), "0 or more"),
     "threads": (_at_least(1), "1 or more"),
     "answer_cache": (_at_least(0), "0 or more"),

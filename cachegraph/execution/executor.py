@@ -21,6 +21,7 @@ variables or answers evict each other, never grow the process.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import weakref
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from cachegraph.graph.store.view import CacheGraph
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
 from .prepared import Prechecked, Prepared
+from .validators import DataVersions, Validators, etag, matches
 
 #: An answer the direct path computed this fast is worth no thread hand-off next time.
 INLINE_SECONDS = 0.002
@@ -104,6 +106,7 @@ class Executor:
         budgets: Budgets | None = None,
         metrics: Metrics | None = None,
         threads: int = 4,
+        validators: Validators | None = None,
     ) -> None:
         if Prechecked not in schema.extensions:
             raise ValueError("build the schema with execution.schema_extensions(limits)")
@@ -117,6 +120,8 @@ class Executor:
         self.metrics = metrics or Metrics()
         self.threads = threads
         self._limiter: anyio.CapacityLimiter | None = None
+        self.validators = validators or Validators()
+        self.versions = DataVersions(_schema_salt(schema))
 
     # -- HTTP ------------------------------------------------------------------------
 
@@ -124,13 +129,17 @@ class Executor:
         """The response to a GraphQL request over HTTP, answered on ``graph``."""
         try:
             operations, batch, small = await self._operations(request)
+            # The validator is worked out before executing: a client holding it gets 304.
+            tag = etag(await self.versions.version(graph), operations)
+            if tag is not None and matches(request.headers.get("if-none-match"), tag):
+                return self.validators.not_modified(request.method, tag)
             payloads = [await self._payload(op, graph, request.method, small) for op in operations]
         except BadRequest as exc:
             return JSONResponse(error_body(exc.message), status_code=exc.status)
         except ClientDisconnect:
             return Response(status_code=400)  # no one reads it
         body = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
-        return Response(body, media_type="application/json")
+        return self.validators.respond(request.method, tag, body, payloads)
 
     async def _operations(self, request: Request) -> tuple[list[Operation], bool, bool]:
         """The request's operations, whether they came as a batch, and whether the request
@@ -315,6 +324,17 @@ def schema_extensions(limits: Limits) -> list:
     from strawberry.extensions import DisableIntrospection
 
     return [Prechecked] + ([] if limits.introspection else [DisableIntrospection])
+
+
+def _schema_salt(schema: Schema) -> str:
+    """What answers depend on besides the data and the operation: the server and its schema."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        server = version("spack-cache-graph")
+    except PackageNotFoundError:
+        server = "unknown"
+    return f"{server} {hashlib.blake2b(schema.as_str().encode()).hexdigest()}"
 
 
 def _operation(given: dict[str, Any]) -> Operation:
