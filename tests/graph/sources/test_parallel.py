@@ -121,7 +121,6 @@ def test_spec_files_and_the_pages_naming_them_load_as_in_one_process(shared_data
 
 def test_mirrors_read_in_two_processes_load_as_in_one(tmp_path: Path):
     from cachegraph.graph.sources.mirrors import mirrors_file
-
     from cachegraph.synthmirror import synthesize_mirrors
 
     synthesize_mirrors(tmp_path, 2000, seed=3)
