@@ -134,6 +134,7 @@ def create_app(
         metrics=metrics,
         threads=settings.threads,
         validators=settings.validators(),
+        documents=settings.documents(metrics.registry),
     )
     view = GraphQLView(executor, state, graphiql=settings.graphiql)
     routes = [

@@ -20,6 +20,8 @@ from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
 
 from .execution import Budgets, Limits
+from .execution.persisted import BUDGET as PERSISTED_BUDGET
+from .execution.persisted import Documents, load_trusted, sha256
 from .execution.validators import MAX_AGE, Validators
 
 ENV_PREFIX = "CACHEGRAPH_"
@@ -104,6 +106,18 @@ class Settings:
         "ETag (Cache-Control: public, max-age); 0: revalidate every time",
         "SECONDS",
     )
+    persisted_queries: int = _setting(
+        PERSISTED_BUDGET,
+        "bytes of query texts clients registered by their SHA-256 (automatic persisted "
+        "queries); 0 keeps none",
+        "BYTES",
+    )
+    trusted_documents: str = _setting(
+        "",
+        "a JSON file of sha256 -> document: the only documents answered (by hash or text), "
+        "any other refused; `cachegraph trusted-documents` writes the explorer's",
+        "PATH",
+    )
     response_cache: int = _setting(
         _BUDGETS.responses,
         "bytes of answers kept for repeated operations until the data changes; 0 turns it off",
@@ -141,6 +155,18 @@ class Settings:
 
     def validators(self) -> Validators:
         return Validators(max_age=self.cache_max_age)
+
+    def documents(self, registry: Any = None) -> Documents:
+        """The documents known by hash: the trusted ones only, or the explorer's and those
+        clients register. TrustedDocumentsError (a ValueError) names a bad file."""
+        if self.trusted_documents:
+            fixed, trusted = load_trusted(self.trusted_documents), True
+        else:
+            from .ui import ui_operations
+
+            fixed, trusted = {sha256(t): t for t in ui_operations().values()}, False
+        budget = self.persisted_queries
+        return Documents(fixed, budget=budget, trusted=trusted, registry=registry)
 
     def limits(self) -> Limits:
         return Limits(
@@ -193,6 +219,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "body_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
     "cache_max_age": (_at_least(0), "0 or more seconds"),
+    "persisted_queries": (_at_least(0), "0 or more"),
     "query_cache": (_at_least(0), "0 or more"),
     "threads": (_at_least(1), "1 or more"),
     "answer_cache": (_at_least(0), "0 or more"),

@@ -45,6 +45,7 @@ from cachegraph.graph.store.view import CacheGraph
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
+from .persisted import Documents
 from .prepared import Prechecked, Prepared
 from .validators import DataVersions, Validators, etag, matches
 
@@ -107,6 +108,7 @@ class Executor:
         metrics: Metrics | None = None,
         threads: int = 4,
         validators: Validators | None = None,
+        documents: Documents | None = None,
     ) -> None:
         if Prechecked not in schema.extensions:
             raise ValueError("build the schema with execution.schema_extensions(limits)")
@@ -121,6 +123,7 @@ class Executor:
         self.threads = threads
         self._limiter: anyio.CapacityLimiter | None = None
         self.validators = validators or Validators()
+        self.documents = documents or Documents(registry=self.metrics.registry)
         self.versions = DataVersions(_schema_salt(schema))
 
     # -- HTTP ------------------------------------------------------------------------
@@ -128,12 +131,22 @@ class Executor:
     async def answer(self, request: Request, graph: CacheGraph) -> Response:
         """The response to a GraphQL request over HTTP, answered on ``graph``."""
         try:
-            operations, batch, small = await self._operations(request)
+            given, batch, small = await self._operations(request)
+            # Operations sent by hash get their text (or the error answering them).
+            resolved = [self.documents.resolve(op) for op in given]
+            operations = [op for op in resolved if isinstance(op, Operation)]
             # The validator is worked out before executing: a client holding it gets 304.
-            tag = etag(await self.versions.version(graph), operations)
+            tag = None
+            if len(operations) == len(resolved):
+                tag = etag(await self.versions.version(graph), operations)
             if tag is not None and matches(request.headers.get("if-none-match"), tag):
                 return self.validators.not_modified(request.method, tag)
-            payloads = [await self._payload(op, graph, request.method, small) for op in operations]
+            payloads = [
+                await self._payload(op, graph, request.method, small)
+                if isinstance(op, Operation)
+                else op
+                for op in resolved
+            ]
         except BadRequest as exc:
             return JSONResponse(error_body(exc.message), status_code=exc.status)
         except ClientDisconnect:
@@ -146,14 +159,12 @@ class Executor:
         is small enough to look up on the event loop."""
         if request.method == "GET":
             params = request.query_params
-            if params.get("query") is None:
-                raise BadRequest("No GraphQL query found in the request")
-            try:
-                variables = orjson.loads(params["variables"]) if "variables" in params else None
-            except orjson.JSONDecodeError as exc:
-                raise BadRequest(f"the 'variables' parameter is not JSON: {exc}") from exc
-            given = {"query": params["query"], "variables": variables}
-            given["operationName"] = params.get("operationName")
+            given = {"query": params.get("query"), "operationName": params.get("operationName")}
+            for name in ("variables", "extensions"):  # JSON in a parameter
+                try:
+                    given[name] = orjson.loads(params[name]) if name in params else None
+                except orjson.JSONDecodeError as exc:
+                    raise BadRequest(f"the '{name}' parameter is not JSON: {exc}") from exc
             return [_operation(given)], False, len(str(request.url)) <= INLINE_BODY_BYTES
         if request.method != "POST":
             raise BadRequest("Unsupported method, must be of request type POST or GET", 405)
@@ -316,7 +327,11 @@ class Executor:
 
     def cache_sizes(self) -> dict[str, BoundedCache]:
         """Each cache this executor owns, by name (for /metrics)."""
-        return {"queries": self.prepared, "responses": self.responses.cache}
+        return {
+            "queries": self.prepared,
+            "responses": self.responses.cache,
+            "persisted": self.documents.cache,
+        }
 
 
 def schema_extensions(limits: Limits) -> list:
@@ -340,6 +355,8 @@ def _schema_salt(schema: Schema) -> str:
 def _operation(given: dict[str, Any]) -> Operation:
     query, variables = given.get("query"), given.get("variables")
     name, extensions = given.get("operationName"), given.get("extensions")
+    if query is None and isinstance(extensions, dict) and "persistedQuery" in extensions:
+        query = ""  # sent by hash: the text is the persisted query's
     if query is None:
         raise BadRequest("No GraphQL query found in the request")
     if not isinstance(query, str):
