@@ -3,8 +3,9 @@
 Every view asks ``/graphql`` and nothing else: the explorer is a client of the public
 API like any other. It sends each operation by its hash (``ui_hashes``: the server
 knows the explorer's documents), over GET where the URL is short enough, so that
-its answers carry validators a browser or a proxy keeps. Its operations are the files of ``static/ui/queries`` (one
-operation each, plus the shared ``fragments.graphql``); the page carries them inline,
+its answers carry validators a browser or a proxy keeps. Its operations are the
+files of ``static/ui/queries`` (one operation each, plus the shared
+``fragments.graphql``); the page carries them inline,
 each with the fragments it uses, so that a view's first request is its data, and a
 test validates each against the committed ``schema.graphql``. Scripts, styles and the
 vendored libraries (``static/ui/vendor``, whose README says why each) are static
