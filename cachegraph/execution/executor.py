@@ -47,6 +47,7 @@ from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
 from .persisted import Documents
 from .prepared import Prechecked, Prepared
+from .tracing import NO_SPAN, TracedResolvers, Tracing
 from .validators import DataVersions, Validators, etag, matches
 
 #: An answer the direct path computed this fast is worth no thread hand-off next time.
@@ -109,6 +110,7 @@ class Executor:
         threads: int = 4,
         validators: Validators | None = None,
         documents: Documents | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         if Prechecked not in schema.extensions:
             raise ValueError("build the schema with execution.schema_extensions(limits)")
@@ -124,12 +126,21 @@ class Executor:
         self._limiter: anyio.CapacityLimiter | None = None
         self.validators = validators or Validators()
         self.documents = documents or Documents(registry=self.metrics.registry)
+        self.tracing = tracing
         self.versions = DataVersions(_schema_salt(schema))
 
     # -- HTTP ------------------------------------------------------------------------
 
     async def answer(self, request: Request, graph: CacheGraph) -> Response:
         """The response to a GraphQL request over HTTP, answered on ``graph``."""
+        if self.tracing is None:
+            return await self._answer(request, graph)
+        with self.tracing.request(request.method, request.headers) as span:
+            response = await self._answer(request, graph)
+            span.set_attribute("http.response.status_code", response.status_code)
+            return response
+
+    async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         try:
             given, batch, small = await self._operations(request)
             # Operations sent by hash get their text (or the error answering them).
@@ -268,6 +279,8 @@ class Executor:
         found = self.responses.get(graph, key)
         if found is not None:
             self.metrics.cached.labels("hit").inc()
+            if self.tracing is not None:
+                self.tracing.note(**{"cachegraph.response_cache": "hit"})
         return found
 
     # -- one operation -----------------------------------------------------------------
@@ -278,26 +291,46 @@ class Executor:
 
         ``context`` holds the graph and the request id; resolvers add warnings to it.
         """
+        trace = self.tracing
+        if trace is not None and op.name:
+            trace.note(**{"graphql.operation.name": op.name})
         try:
-            prepared = self._prepare(op.query)
-            prepared.measure(self.costs, self.limits, op.name, op.variables)
+            with trace.span("graphql.parse") if trace else NO_SPAN:
+                prepared = self._prepare(op.query)
+            with trace.span("graphql.validate") if trace else NO_SPAN:
+                measured = prepared.measure(self.costs, self.limits, op.name, op.variables)
         except GraphQLError as error:  # syntax, or a limit
             self._count([error])
             return {"data": None, "errors": [error.formatted]}
-        plan = prepared.plan(self.schema, op.name)
-        if plan is not None and (data := plan.answer(op.variables, context)) is not None:
-            self.metrics.executed.labels("direct").inc()
-            return _body(data, None, context.get("warnings"))
+        # While tracing, an operation that may walk every spec runs the standard way: its
+        # resolvers get spans.
+        plan = prepared.plan(self.schema, op.name) if not (trace and measured.walks) else None
+        if plan is not None:
+            with (
+                trace.span("graphql.execute", **{"cachegraph.path": "direct"}) if trace else NO_SPAN
+            ):
+                data = plan.answer(op.variables, context)
+            if data is not None:
+                self.metrics.executed.labels("direct").inc()
+                return _body(data, None, context.get("warnings"))
         self.metrics.executed.labels("standard").inc()
+        given = {**context, "prepared": prepared}
+        if trace is not None:
+            given["tracing"] = trace
         try:
-            result = self.schema.execute_sync(
-                op.query,
-                variable_values=op.variables,
-                context_value={**context, "prepared": prepared},
-                operation_name=op.name,
-                allowed_operation_types=OperationType.from_http(method),
-                operation_extensions=op.extensions,
-            )
+            with (
+                trace.span("graphql.execute", **{"cachegraph.path": "standard"})
+                if trace
+                else NO_SPAN
+            ):
+                result = self.schema.execute_sync(
+                    op.query,
+                    variable_values=op.variables,
+                    context_value=given,
+                    operation_name=op.name,
+                    allowed_operation_types=OperationType.from_http(method),
+                    operation_extensions=op.extensions,
+                )
         except CannotGetOperationTypeError as e:
             raise BadRequest(e.as_http_error_reason()) from e
         except InvalidOperationTypeError as e:
@@ -334,11 +367,13 @@ class Executor:
         }
 
 
-def schema_extensions(limits: Limits) -> list:
-    """The Strawberry extensions a schema needs to be executed by an Executor."""
+def schema_extensions(limits: Limits, *, traced: bool = False) -> list:
+    """The Strawberry extensions a schema needs to be executed by an Executor (``traced``:
+    with spans for resolvers, when the executor has tracing)."""
     from strawberry.extensions import DisableIntrospection
 
-    return [Prechecked] + ([] if limits.introspection else [DisableIntrospection])
+    extensions: list = [Prechecked] + ([] if limits.introspection else [DisableIntrospection])
+    return extensions + ([TracedResolvers] if traced else [])
 
 
 def _schema_salt(schema: Schema) -> str:

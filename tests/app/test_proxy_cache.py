@@ -108,7 +108,8 @@ def test_nginx_answers_a_repeated_request_and_revalidates_after_a_reload(cached_
         assert fetch(url) == ("HIT", etag, one_tag)
     assert served(replicas) == {"200": 1.0}  # no request reached a replica
 
-    time.sleep(MAX_AGE + 1.5)  # nginx counts whole seconds  # expired: nginx asks with If-None-Match, a replica says 304
+    # Expired (nginx counts whole seconds): nginx asks with If-None-Match, a replica says 304.
+    time.sleep(MAX_AGE + 1.5)
     assert fetch(url) == ("REVALIDATED", etag, one_tag)
     assert served(replicas) == {"200": 1.0, "304": 1.0}
     assert fetch(url) == ("HIT", etag, one_tag)
