@@ -143,13 +143,11 @@ class Executor:
     async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         try:
             given, batch, small = await self._operations(request)
-            # Operations sent by hash get their text (or the error answering them).
-            resolved = [self.documents.resolve(op) for op in given]
-            operations = [op for op in resolved if isinstance(op, Operation)]
-            # The validator is worked out before executing: a client holding it gets 304.
-            tag = None
-            if len(operations) == len(resolved):
-                tag = etag(await self.versions.version(graph), operations)
+            version = await self.versions.version(graph)
+            if small:
+                resolved, tag = self._resolved(given, version)
+            else:  # hashing megabytes of text: not on the loop
+                resolved, tag = await anyio.to_thread.run_sync(self._resolved, given, version)
             if tag is not None and matches(request.headers.get("if-none-match"), tag):
                 return self.validators.not_modified(request.method, tag)
             payloads = [
@@ -164,6 +162,18 @@ class Executor:
             return Response(status_code=400)  # no one reads it
         body = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
         return self.validators.respond(request.method, tag, body, payloads)
+
+    def _resolved(
+        self, given: list[Operation], version: str
+    ) -> tuple[list[Operation | bytes], str | None]:
+        """The operations with the text of those sent by hash (or the error answering one),
+        and the ETag of their answer: worked out before executing, so that a client
+        holding it gets 304. None when some operation cannot be answered."""
+        resolved = [self.documents.resolve(op) for op in given]
+        operations = [op for op in resolved if isinstance(op, Operation)]
+        if len(operations) < len(resolved):
+            return resolved, None
+        return resolved, etag(version, operations)
 
     async def _operations(self, request: Request) -> tuple[list[Operation], bool, bool]:
         """The request's operations, whether they came as a batch, and whether the request
