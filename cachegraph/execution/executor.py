@@ -132,13 +132,18 @@ class Executor:
     # -- HTTP ------------------------------------------------------------------------
 
     async def answer(self, request: Request, graph: CacheGraph) -> Response:
-        """The response to a GraphQL request over HTTP, answered on ``graph``."""
+        """The response to a GraphQL request over HTTP, answered on ``graph``, with the time
+        it took (``Server-Timing``: what bench/caching.py measures a 304 by)."""
+        started = time.perf_counter()
         if self.tracing is None:
-            return await self._answer(request, graph)
-        with self.tracing.request(request.method, request.headers) as span:
             response = await self._answer(request, graph)
-            span.set_attribute("http.response.status_code", response.status_code)
-            return response
+        else:
+            with self.tracing.request(request.method, request.headers) as span:
+                response = await self._answer(request, graph)
+                span.set_attribute("http.response.status_code", response.status_code)
+        spent = (time.perf_counter() - started) * 1000
+        response.headers["server-timing"] = f"answer;dur={spent:.3f}"
+        return response
 
     async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         try:

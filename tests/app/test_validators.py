@@ -50,6 +50,7 @@ def test_a_get_answer_carries_validators_and_a_repeat_with_its_etag_is_304(data:
         assert again.status_code == 304 and again.content == b""
         assert again.headers["etag"] == tag
         assert again.headers["cache-control"] == "public, max-age=300"
+        assert re.fullmatch(r"answer;dur=\d+\.\d{3}", again.headers["server-timing"])
         # A list of validators, weak or strong, as proxies send them.
         listed = get(client, STATS, **{"if-none-match": f'"other", W/{tag}'})
         assert listed.status_code == 304
