@@ -48,7 +48,8 @@ def create_app(
     state = State(sources=sources, graph=graph)
     metrics = Metrics()
     token = settings.token()
-    tracing = Tracing.from_env()  # None unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+    # None unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+    tracing = Tracing.from_env(min_ms=settings.trace_min_ms)
 
     def observe(outcome: Outcome) -> None:
         metrics.reloads.labels("ok" if outcome.ok else "failed").inc()

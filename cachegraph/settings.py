@@ -22,6 +22,7 @@ from cachegraph.graph.store.view import KEPT_BYTES
 from .execution import Budgets, Limits
 from .execution.persisted import BUDGET as PERSISTED_BUDGET
 from .execution.persisted import Documents, load_trusted, sha256
+from .execution.tracing import MIN_MS as TRACE_MIN_MS
 from .execution.validators import MAX_AGE, Validators
 
 ENV_PREFIX = "CACHEGRAPH_"
@@ -117,6 +118,12 @@ class Settings:
         "a JSON file of sha256 -> document: the only documents answered (by hash or text), "
         "any other refused; `cachegraph trusted-documents` writes the explorer's",
         "PATH",
+    )
+    trace_min_ms: float = _setting(
+        TRACE_MIN_MS,
+        "with OTEL_EXPORTER_OTLP_ENDPOINT set (traces): the time a step of a request (parse, "
+        "validate, a direct execution) takes to be a span of its own; 0: every step",
+        "MS",
     )
     response_cache: int = _setting(
         _BUDGETS.responses,
@@ -220,6 +227,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "response_cache": (_at_least(0), "0 (off) or more"),
     "cache_max_age": (_at_least(0), "0 or more seconds"),
     "persisted_queries": (_at_least(0), "0 or more"),
+    "trace_min_ms": (lambda v: 0 <= v < math.inf, "0 or more milliseconds"),
     "query_cache": (_at_least(0), "0 or more"),
     "threads": (_at_least(1), "1 or more"),
     "answer_cache": (_at_least(0), "0 or more"),

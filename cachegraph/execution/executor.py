@@ -310,9 +310,9 @@ class Executor:
         if trace is not None and op.name:
             trace.note(**{"graphql.operation.name": op.name})
         try:
-            with trace.span("graphql.parse") if trace else NO_SPAN:
+            with trace.step("graphql.parse") if trace else NO_SPAN:
                 prepared = self._prepare(op.query)
-            with trace.span("graphql.validate") if trace else NO_SPAN:
+            with trace.step("graphql.validate") if trace else NO_SPAN:
                 measured = prepared.measure(self.costs, self.limits, op.name, op.variables)
         except GraphQLError as error:  # syntax, or a limit
             self._count([error])
@@ -322,7 +322,7 @@ class Executor:
         plan = prepared.plan(self.schema, op.name) if not (trace and measured.walks) else None
         if plan is not None:
             with (
-                trace.span("graphql.execute", **{"cachegraph.path": "direct"}) if trace else NO_SPAN
+                trace.step("graphql.execute", **{"cachegraph.path": "direct"}) if trace else NO_SPAN
             ):
                 data = plan.answer(op.variables, context)
             if data is not None:

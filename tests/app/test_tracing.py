@@ -107,7 +107,8 @@ def collector():
 def test_each_request_is_a_span_tree_exported_over_otlp(data: Path, collector, monkeypatch):
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint)
     monkeypatch.setenv("OTEL_SERVICE_NAME", "cachegraph-test")
-    settings = Settings(data=(str(data),), response_cache=0)
+    # every step a span, however short it took
+    settings = Settings(data=(str(data),), response_cache=0, trace_min_ms=0)
     with TestClient(create_app(settings=settings)) as client:
         assert client.post("/graphql", json=STATS).json() == ONE_PAGE  # first: validated
         assert client.post("/graphql", json=STATS).json() == ONE_PAGE  # then: direct
@@ -164,3 +165,22 @@ def test_without_an_endpoint_there_is_no_tracing(data: Path, monkeypatch):
     executor = next(r.app.executor for r in app.routes if getattr(r, "path", "") == "/graphql")
     assert executor.tracing is None
     assert "TracedResolvers" not in {e.__name__ for e in executor.schema.extensions}
+
+
+def test_steps_shorter_than_the_threshold_are_no_spans(data: Path, collector, monkeypatch):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint)
+    settings = Settings(data=(str(data),), response_cache=0, trace_min_ms=60_000)
+    with TestClient(create_app(settings=settings)) as client:
+        for _ in range(2):
+            assert client.post("/graphql", json=STATS).json() == ONE_PAGE
+        assert "errors" not in client.post("/graphql", json=WALKING).json()
+    # Strawberry's execution and the resolvers that walk are spans whatever their time.
+    assert collector.trees() == [
+        ("graphql.request", [("graphql.execute", [("graphql.validate.schema", [])])]),
+        ("graphql.request", []),
+        ("graphql.request", [
+            ("graphql.execute", [
+                ("graphql.validate.schema", []), ("graphql.resolve Tag.packageCount", []),
+            ]),
+        ]),
+    ]  # fmt: skip
