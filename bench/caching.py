@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -284,9 +285,7 @@ def run_caching(
             get_throughput(server.port, [dashboard], args.seconds)
         )
         if Path(NGINX).exists():
-            prefix = args.work / "nginx"
-            shutil.rmtree(prefix, ignore_errors=True)
-            prefix.mkdir(parents=True)
+            prefix = Path(tempfile.mkdtemp(prefix="cachegraph-nginx-"))
             listen = free_port()
             nginx = subprocess.Popen([NGINX, "-c", str(nginx_config(prefix, listen, server.port))])
             time.sleep(1)
