@@ -3,6 +3,9 @@
 The steps, each with the cache it owns:
 
 1. the HTTP request read into operations: a JSON body, a batch, or GET parameters;
+   those sent by hash get their text (``persisted``: Apollo's persisted queries, or
+   trusted documents only); then the answer's ETag, of the data version and the
+   operations, and a client already holding it gets 304 (``validators``);
 2. an answer kept for the same operation on the same graph (``responses``);
 3. the query text parsed and measured against the limits (``prepared``);
 4. the compiled plan answering it directly once Strawberry has validated the text,
