@@ -2,7 +2,7 @@
 Uvicorn server, against the floors of the same run and against PostgreSQL + PostGraphile.
 
     python bench/benchmark.py [--sizes 10000,100000,1000000] [--requests 200]
-                              [--mirror-sizes 10000,100000,250000]
+                              [--mirror-sizes 10000,100000,250000] [--cache-sizes 1000000]
                               [--seconds 10] [--no-peer] [--out docs/benchmarks.md]
 
 For each size it generates a page tree (``cachegraph synth``, two tags, kept in
@@ -25,6 +25,10 @@ dependency DAGs, served with ``--mirrors-file``) measures, at each of
 ``--mirror-sizes``: the floor of parsing the same index blobs with orjson (a
 process of its own), cold start and peak RSS, a spec's direct dependencies, and
 the count of the transitive dependents of the most depended-on library.
+
+At each of ``--cache-sizes``, ``bench/caching.py`` measures issue 31's targets: a
+dashboard revalidated with its ETag (304), nginx's cache against the server,
+persisted queries against the text, and tracing on against off.
 
 It prints the tables and writes them, with the machine, to ``--out``.
 """
@@ -51,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import peer as peers  # noqa: E402
+from caching import caching_report, run_caching  # noqa: E402
 
 from cachegraph.synth import synthesize  # noqa: E402
 from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
@@ -418,13 +423,19 @@ class Result:
     peer_note: str = ""
 
 
-def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Result:
-    result = Result(size)
+def tree_of(size: int, args: argparse.Namespace) -> Path:
+    """The generated page tree of ``size`` records (made once, kept in the work folder)."""
     tree = args.work / f"tree-{size}"
     if not (tree / ".complete").exists():
         print(f"[{size:,}] generating the page tree", flush=True)
         synthesize(tree, size, 2, 1)
         (tree / ".complete").write_text("")
+    return tree
+
+
+def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Result:
+    result = Result(size)
+    tree = tree_of(size, args)
     snap = args.work / f"snapshot-{size}"
     snap.unlink(missing_ok=True)
     chosen = sample(tree)
@@ -768,6 +779,7 @@ def report(
         f"- machine: {machine()}",
         f"- command: `python bench/benchmark.py --sizes {','.join(map(str, args.sizes))} "
         f"--mirror-sizes {','.join(map(str, args.mirror_sizes))} "
+        f"--cache-sizes {','.join(map(str, args.cache_sizes))} "
         f"--requests {args.requests} --seconds {args.seconds:g}`",
         f"- questions: each asked {args.requests} times, one client, variables drawn from the "
         "data, response cache off; throughput: "
@@ -975,6 +987,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--mirror-sizes", default="10000,100000,250000")
+    # issue 31: ETag revalidation, nginx's cache, persisted queries, tracing (bench/caching.py)
+    parser.add_argument("--cache-sizes", default="1000000")
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--no-peer", action="store_true")
@@ -983,6 +997,7 @@ def main() -> int:
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.mirror_sizes = [int(s) for s in args.mirror_sizes.split(",") if s]
+    args.cache_sizes = [int(s) for s in args.cache_sizes.split(",") if s]
     args.work.mkdir(parents=True, exist_ok=True)
 
     peer_missing = "skipped (--no-peer)" if args.no_peer else peers.missing()
@@ -1000,7 +1015,10 @@ def main() -> int:
         if peer is not None:
             peer.stop()
     mirrors = [run_mirror_size(size, args) for size in args.mirror_sizes]
+    caching = [run_caching(tree_of(size, args), sample(tree_of(size, args)).hashes, size, args)
+               for size in args.cache_sizes]  # fmt: skip
     text = report(results, args, peer_missing, mirrors)
+    text += "\n".join(caching_report(caching, args)) + "\n" if caching else ""
     print(text)
     head = args.out.read_text().split("## Run")[0] if args.out.exists() else "# Benchmarks\n\n"
     args.out.write_text(head + text)

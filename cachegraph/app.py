@@ -23,6 +23,7 @@ from cachegraph.schema import build_schema
 
 from .assets import Assets
 from .execution import SWITCH_SECONDS, Executor, schema_extensions
+from .execution.tracing import Tracing
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
@@ -47,6 +48,8 @@ def create_app(
     state = State(sources=sources, graph=graph)
     metrics = Metrics()
     token = settings.token()
+    # None unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+    tracing = Tracing.from_env(min_ms=settings.trace_min_ms)
 
     def observe(outcome: Outcome) -> None:
         metrics.reloads.labels("ok" if outcome.ok else "failed").inc()
@@ -83,6 +86,8 @@ def create_app(
             yield
         finally:
             hangup()
+            if tracing is not None:
+                tracing.shutdown()
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "alive"})
@@ -132,13 +137,16 @@ def create_app(
 
     limits = settings.limits()
     executor = Executor(
-        served_schema(settings),
+        served_schema(settings, traced=tracing is not None),
         limits=limits,
         timeout=settings.timeout,
         max_batch=settings.max_batch,
         budgets=settings.budgets(),
         metrics=metrics,
         threads=settings.threads,
+        validators=settings.validators(),
+        documents=settings.documents(metrics.registry),
+        tracing=tracing,
     )
     view = GraphQLView(executor, state, graphiql=settings.graphiql)
     routes = [
@@ -172,9 +180,10 @@ def create_app(
     return app
 
 
-def served_schema(settings: Settings) -> strawberry.Schema:
-    """The schema the settings ask for, ready for an Executor under their limits."""
-    extensions = schema_extensions(settings.limits())
+def served_schema(settings: Settings, *, traced: bool = False) -> strawberry.Schema:
+    """The schema the settings ask for, ready for an Executor under their limits (``traced``:
+    one with tracing)."""
+    extensions = schema_extensions(settings.limits(), traced=traced)
     if settings.federation:
         from cachegraph.schema.federation import build_federated_schema
 

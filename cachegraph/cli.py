@@ -1,5 +1,5 @@
-"""The ``cachegraph`` command: serve, query, find, coverage, diff, export-schema, validate,
-synth."""
+"""The ``cachegraph`` command: serve, query, find, coverage, diff, export-schema,
+trusted-documents, validate, synth."""
 
 from __future__ import annotations
 
@@ -152,6 +152,7 @@ def serve(args: argparse.Namespace) -> int:
     settings = config.from_arguments(args, args.base)
     try:
         mirrors = settings.mirror_sources()  # a bad mirror fails here, not in a worker
+        settings.documents()  # and a bad trusted-documents file
     except ValueError as exc:
         raise SystemExit(f"cachegraph: error: {exc}") from None
     given = [*settings.data, *(str(m.path) for m in mirrors)]
@@ -385,6 +386,15 @@ def export_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def trusted_documents(args: argparse.Namespace) -> int:
+    from .execution.persisted import sha256
+    from .ui import ui_operations
+
+    documents = {sha256(text): text for text in ui_operations().values()}
+    print(json.dumps(documents, indent=2, sort_keys=True))
+    return 0
+
+
 def validate(args: argparse.Namespace) -> int:
     paths = [*args.paths, *args.data]
     if not (paths or args.mirror or args.mirrors_file):
@@ -492,6 +502,12 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p = commands.add_parser("export-schema", help="print the schema (SDL)")
     p.add_argument("--federation", action="store_true", help="the Apollo Federation subgraph's")
     p.set_defaults(run=export_schema)
+
+    p = commands.add_parser(
+        "trusted-documents",
+        help="print the explorer's queries as a trusted-documents file (JSON: sha256 -> text)",
+    )
+    p.set_defaults(run=trusted_documents)
 
     p = commands.add_parser("validate", help="load data and report what is wrong with it")
     p.add_argument("paths", nargs="*", metavar="PATH")

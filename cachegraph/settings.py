@@ -20,6 +20,10 @@ from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
 
 from .execution import Budgets, Limits
+from .execution.persisted import BUDGET as PERSISTED_BUDGET
+from .execution.persisted import Documents, load_trusted, sha256
+from .execution.tracing import MIN_MS as TRACE_MIN_MS
+from .execution.validators import MAX_AGE, Validators
 
 ENV_PREFIX = "CACHEGRAPH_"
 _DEFAULTS = Limits()
@@ -113,6 +117,30 @@ class Settings:
     threads: int = _setting(
         4, "operations run at once in worker threads (others wait); more compete for Python's lock"
     )
+    cache_max_age: int = _setting(
+        MAX_AGE,
+        "seconds a browser or proxy may reuse a GET answer before revalidating it with its "
+        "ETag (Cache-Control: public, max-age); 0: revalidate every time",
+        "SECONDS",
+    )
+    persisted_queries: int = _setting(
+        PERSISTED_BUDGET,
+        "bytes of query texts clients registered by their SHA-256 (automatic persisted "
+        "queries); 0 keeps none",
+        "BYTES",
+    )
+    trusted_documents: str = _setting(
+        "",
+        "a JSON file of sha256 -> document: the only documents answered (by hash or text), "
+        "any other refused; `cachegraph trusted-documents` writes the explorer's",
+        "PATH",
+    )
+    trace_min_ms: float = _setting(
+        TRACE_MIN_MS,
+        "with OTEL_EXPORTER_OTLP_ENDPOINT set (traces): the time a step of a request (parse, "
+        "validate, a direct execution) takes to be a span of its own; 0: every step",
+        "MS",
+    )
     response_cache: int = _setting(
         _BUDGETS.responses,
         "bytes of answers kept for repeated operations until the data changes; 0 turns it off",
@@ -147,6 +175,21 @@ class Settings:
 
     def budgets(self) -> Budgets:
         return Budgets(queries=self.query_cache, responses=self.response_cache)
+
+    def validators(self) -> Validators:
+        return Validators(max_age=self.cache_max_age)
+
+    def documents(self, registry: Any = None) -> Documents:
+        """The documents known by hash: the trusted ones only, or the explorer's and those
+        clients register. TrustedDocumentsError (a ValueError) names a bad file."""
+        if self.trusted_documents:
+            fixed, trusted = load_trusted(self.trusted_documents), True
+        else:
+            from .ui import ui_operations
+
+            fixed, trusted = {sha256(t): t for t in ui_operations().values()}, False
+        budget = self.persisted_queries
+        return Documents(fixed, budget=budget, trusted=trusted, registry=registry)
 
     def limits(self) -> Limits:
         return Limits(
@@ -203,6 +246,9 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "header_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "keep_alive_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "response_cache": (_at_least(0), "0 (off) or more"),
+    "cache_max_age": (_at_least(0), "0 or more seconds"),
+    "persisted_queries": (_at_least(0), "0 or more"),
+    "trace_min_ms": (lambda v: 0 <= v < math.inf, "0 or more milliseconds"),
     "query_cache": (_at_least(0), "0 or more"),
     "threads": (_at_least(1), "1 or more"),
     "answer_cache": (_at_least(0), "0 or more"),

@@ -1,8 +1,11 @@
 """The web explorer: one page, at ``/`` and ``/ui/...``, that the browser turns into every view.
 
 Every view asks ``/graphql`` and nothing else: the explorer is a client of the public
-API like any other. Its operations are the files of ``static/ui/queries`` (one
-operation each, plus the shared ``fragments.graphql``); the page carries them inline,
+API like any other. It sends each operation by its hash (``ui_hashes``: the server
+knows the explorer's documents), over GET where the URL is short enough, so that
+its answers carry validators a browser or a proxy keeps. Its operations are the
+files of ``static/ui/queries`` (one operation each, plus the shared
+``fragments.graphql``); the page carries them inline,
 each with the fragments it uses, so that a view's first request is its data, and a
 test validates each against the committed ``schema.graphql``. Scripts, styles and the
 vendored libraries (``static/ui/vendor``, whose README says why each) are static
@@ -12,6 +15,7 @@ files. Paths are under the ASGI ``root_path`` (Uvicorn's ``--root-path``).
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import json
 
@@ -44,6 +48,7 @@ _PAGE = """<!doctype html>
 <script type="importmap">{imports}</script>
 {preloads}
 <script type="application/json" id="cg-queries">{queries}</script>
+<script type="application/json" id="cg-hashes">{hashes}</script>
 <script type="module" src="{root}/static/ui/app.js"></script>
 </head>
 <body>
@@ -92,6 +97,14 @@ def ui_operations() -> dict[str, str]:
     return operations
 
 
+def ui_hashes() -> dict[str, str]:
+    """name -> the SHA-256 of its text: the explorer asks by hash (a persisted query), over
+    GET, so that the browser and any proxy keep its answers."""
+    return {
+        name: hashlib.sha256(text.encode()).hexdigest() for name, text in ui_operations().items()
+    }
+
+
 @functools.lru_cache(maxsize=8)
 def ui_page(root: str = "") -> str:
     """The page, its assets under ``root`` (the ASGI root path: set by the server, not clients)."""
@@ -112,6 +125,7 @@ def ui_page(root: str = "") -> str:
         imports=_script_json({"imports": imports}),
         preloads=preloads,
         queries=_script_json(ui_operations()),
+        hashes=_script_json(ui_hashes()),
     )
 
 

@@ -36,5 +36,6 @@ def _wants_ide(request: Request) -> bool:
     return (
         request.method == "GET"
         and "query" not in request.query_params
+        and "extensions" not in request.query_params  # a persisted query, by hash
         and ("text/html" in accept or "*/*" in accept)
     )

@@ -28,6 +28,8 @@ class Context:
     prepared: Any = None
     #: What the operation's data-sized lists returned, against its cost budget.
     spent: Spent | None = None
+    #: The request's tracer (cachegraph.execution.tracing), when the server traces.
+    tracing: Any = None
 
 
 def graph(info: Info) -> CacheGraph:

@@ -3,6 +3,9 @@
 The steps, each with the cache it owns:
 
 1. the HTTP request read into operations: a JSON body, a batch, or GET parameters;
+   those sent by hash get their text (``persisted``: Apollo's persisted queries, or
+   trusted documents only); then the answer's ETag, of the data version and the
+   operations, and a client already holding it gets 304 (``validators``);
 2. an answer kept for the same operation on the same graph (``responses``);
 3. the query text parsed and measured against the limits (``prepared``);
 4. the compiled plan answering it directly once Strawberry has validated the text,
@@ -24,6 +27,7 @@ variables or answers evict each other, never grow the process.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import weakref
 from collections.abc import Callable
@@ -49,7 +53,10 @@ from cachegraph.schema.cost import Spent
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
+from .persisted import Documents
 from .prepared import Prechecked, Prepared
+from .tracing import NO_SPAN, TracedResolvers, Tracing
+from .validators import DataVersions, Validators, etag, matches
 
 #: An answer the direct path computed this fast is worth no thread hand-off next time.
 INLINE_SECONDS = 0.002
@@ -111,6 +118,9 @@ class Executor:
         budgets: Budgets | None = None,
         metrics: Metrics | None = None,
         threads: int = 4,
+        validators: Validators | None = None,
+        documents: Documents | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         if Prechecked not in schema.extensions:
             raise ValueError("build the schema with execution.schema_extensions(limits)")
@@ -125,23 +135,52 @@ class Executor:
         self.threads = threads
         self._limiter: anyio.CapacityLimiter | None = None
         self._parser: anyio.CapacityLimiter | None = None
+        self.validators = validators or Validators()
+        self.documents = documents or Documents(registry=self.metrics.registry)
+        self.tracing = tracing
+        self.versions = DataVersions(_schema_salt(schema))
 
     # -- HTTP ------------------------------------------------------------------------
 
     async def answer(self, request: Request, graph: CacheGraph) -> Response:
-        """The response to a GraphQL request over HTTP, answered on ``graph``.
+        """The response to a GraphQL request over HTTP, answered on ``graph``, with the time
+        it took (``Server-Timing``: what bench/caching.py measures a 304 by).
 
         Its media type is the one the client accepts (``response_media_type``); as
         ``application/graphql-response+json``, a request that cannot be executed (a syntax
         or validation error, variables that do not fit, a limit) is answered 400 with no
         ``data`` (GraphQL over HTTP, 6.4.2).
         """
+        started = time.perf_counter()
+        if self.tracing is None:
+            response = await self._answer(request, graph)
+        else:
+            with self.tracing.request(request.method, request.headers) as span:
+                response = await self._answer(request, graph)
+                span.set_attribute("http.response.status_code", response.status_code)
+        spent = (time.perf_counter() - started) * 1000
+        response.headers["server-timing"] = f"answer;dur={spent:.3f}"
+        return response
+
+    async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         media = response_media_type(request.headers.get("accept", ""))
         try:
-            operations, batch, small = await self._operations(request)
+            given, batch, small = await self._operations(request)
             ends = time.monotonic() + self.timeout  # the request's, not each operation's
+            version = await self.versions.version(graph)
+            if small:
+                resolved, tag = self._resolved(given, version)
+            else:  # hashing megabytes of text: not on the loop
+                resolved, tag = await anyio.to_thread.run_sync(self._resolved, given, version)
+            if tag is not None and media == GRAPHQL_RESPONSE:  # another representation
+                tag = tag[:-1] + '-g"'
+            if tag is not None and matches(request.headers.get("if-none-match"), tag):
+                return self.validators.not_modified(request.method, tag)
             payloads = [
-                await self._payload(op, graph, request.method, small, ends) for op in operations
+                await self._payload(op, graph, request.method, small, ends)
+                if isinstance(op, Operation)
+                else op
+                for op in resolved
             ]
         except BadRequest as exc:
             return Response(orjson.dumps(error_body(exc.message)), exc.status, media_type=media)
@@ -151,21 +190,31 @@ class Executor:
         if media == GRAPHQL_RESPONSE and not batch:
             payloads[0], status = _as_graphql_response(payloads[0])
         body = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
-        return Response(body, status, media_type=media)
+        return self.validators.respond(request.method, tag, body, payloads, status, media)
+
+    def _resolved(
+        self, given: list[Operation], version: str
+    ) -> tuple[list[Operation | bytes], str | None]:
+        """The operations with the text of those sent by hash (or the error answering one),
+        and the ETag of their answer: worked out before executing, so that a client
+        holding it gets 304. None when some operation cannot be answered."""
+        resolved = [self.documents.resolve(op) for op in given]
+        operations = [op for op in resolved if isinstance(op, Operation)]
+        if len(operations) < len(resolved):
+            return resolved, None
+        return resolved, etag(version, operations)
 
     async def _operations(self, request: Request) -> tuple[list[Operation], bool, bool]:
         """The request's operations, whether they came as a batch, and whether the request
         is small enough to look up on the event loop."""
         if request.method == "GET":
             params = request.query_params
-            if params.get("query") is None:
-                raise BadRequest("No GraphQL query found in the request")
-            try:
-                variables = orjson.loads(params["variables"]) if "variables" in params else None
-            except orjson.JSONDecodeError as exc:
-                raise BadRequest(f"the 'variables' parameter is not JSON: {exc}") from exc
-            given = {"query": params["query"], "variables": variables}
-            given["operationName"] = params.get("operationName")
+            given = {"query": params.get("query"), "operationName": params.get("operationName")}
+            for name in ("variables", "extensions"):  # JSON in a parameter
+                try:
+                    given[name] = orjson.loads(params[name]) if name in params else None
+                except orjson.JSONDecodeError as exc:
+                    raise BadRequest(f"the '{name}' parameter is not JSON: {exc}") from exc
             return [_operation(given)], False, len(str(request.url)) <= INLINE_BODY_BYTES
         if request.method != "POST":
             raise BadRequest("Unsupported method, must be of request type POST or GET", 405)
@@ -280,6 +329,8 @@ class Executor:
         found = self.responses.get(graph, key)
         if found is not None:
             self.metrics.cached.labels("hit").inc()
+            if self.tracing is not None:
+                self.tracing.note(**{"cachegraph.response_cache": "hit"})
         return found
 
     # -- one operation -----------------------------------------------------------------
@@ -290,31 +341,51 @@ class Executor:
 
         ``context`` holds the graph and the request id; resolvers add warnings to it.
         """
+        trace = self.tracing
+        if trace is not None and op.name:
+            trace.note(**{"graphql.operation.name": op.name})
         try:
-            prepared = self._prepare(op.query)
-            prepared.measure(self.costs, self.limits, op.name, op.variables)
+            with trace.step("graphql.parse") if trace else NO_SPAN:
+                prepared = self._prepare(op.query)
+            with trace.step("graphql.validate") if trace else NO_SPAN:
+                measured = prepared.measure(self.costs, self.limits, op.name, op.variables)
         except GraphQLError as error:  # syntax, or a limit
             self._count([error])
             return {"data": None, "errors": [error.formatted]}
-        plan = prepared.plan(self.schema, op.name)
-        try:
-            context.spent = Spent(self.limits.max_cost)  # what data-sized lists return
-            if plan is not None and (data := plan.answer(op.variables, context)) is not None:
+        # While tracing, an operation that may walk every spec runs the standard way: its
+        # resolvers get spans.
+        plan = prepared.plan(self.schema, op.name) if not (trace and measured.walks) else None
+        context.spent = Spent(self.limits.max_cost)  # what data-sized lists return
+        if plan is not None:
+            try:
+                with (
+                    trace.step("graphql.execute", **{"cachegraph.path": "direct"})
+                    if trace
+                    else NO_SPAN
+                ):
+                    data = plan.answer(op.variables, context)
+            except OverBudget as over:
+                return self._over_budget(over)
+            if data is not None:
                 self.metrics.executed.labels("direct").inc()
                 return _body(data, None, context.warnings)
-        except OverBudget as over:
-            return self._over_budget(over)
         self.metrics.executed.labels("standard").inc()
         context.prepared, context.spent = prepared, Spent(self.limits.max_cost)
+        context.tracing = trace
         try:
-            result = self.schema.execute_sync(
-                op.query,
-                variable_values=op.variables,
-                context_value=context,
-                operation_name=op.name,
-                allowed_operation_types=OperationType.from_http(method),
-                operation_extensions=op.extensions,
-            )
+            with (
+                trace.span("graphql.execute", **{"cachegraph.path": "standard"})
+                if trace
+                else NO_SPAN
+            ):
+                result = self.schema.execute_sync(
+                    op.query,
+                    variable_values=op.variables,
+                    context_value=context,
+                    operation_name=op.name,
+                    allowed_operation_types=OperationType.from_http(method),
+                    operation_extensions=op.extensions,
+                )
         except CannotGetOperationTypeError as e:
             raise BadRequest(e.as_http_error_reason()) from e
         except InvalidOperationTypeError as e:
@@ -352,7 +423,11 @@ class Executor:
 
     def cache_sizes(self) -> dict[str, BoundedCache]:
         """Each cache this executor owns, by name (for /metrics)."""
-        return {"queries": self.prepared, "responses": self.responses.cache}
+        return {
+            "queries": self.prepared,
+            "responses": self.responses.cache,
+            "persisted": self.documents.cache,
+        }
 
 
 #: GraphQL over HTTP's own media type, and the one every client understands
@@ -405,16 +480,31 @@ def _as_graphql_response(payload: bytes) -> tuple[bytes, int]:
     return orjson.dumps({"errors": errors}), 400
 
 
-def schema_extensions(limits: Limits) -> list:
-    """The Strawberry extensions a schema needs to be executed by an Executor."""
+def schema_extensions(limits: Limits, *, traced: bool = False) -> list:
+    """The Strawberry extensions a schema needs to be executed by an Executor (``traced``:
+    with spans for resolvers, when the executor has tracing)."""
     from strawberry.extensions import DisableIntrospection
 
-    return [Prechecked] + ([] if limits.introspection else [DisableIntrospection])
+    extensions: list = [Prechecked] + ([] if limits.introspection else [DisableIntrospection])
+    return extensions + ([TracedResolvers] if traced else [])
+
+
+def _schema_salt(schema: Schema) -> str:
+    """What answers depend on besides the data and the operation: the server and its schema."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        server = version("spack-cache-graph")
+    except PackageNotFoundError:
+        server = "unknown"
+    return f"{server} {hashlib.blake2b(schema.as_str().encode()).hexdigest()}"
 
 
 def _operation(given: dict[str, Any]) -> Operation:
     query, variables = given.get("query"), given.get("variables")
     name, extensions = given.get("operationName"), given.get("extensions")
+    if query is None and isinstance(extensions, dict) and "persistedQuery" in extensions:
+        query = ""  # sent by hash: the text is the persisted query's
     if query is None:
         raise BadRequest("No GraphQL query found in the request")
     if not isinstance(query, str):

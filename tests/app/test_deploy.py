@@ -52,3 +52,22 @@ def test_kubernetes_probes_use_readiness_and_liveness():
     assert {"mountPath": "/data", "name": "data", "readOnly": True} in container["volumeMounts"]
     assert manifests["hpa.yaml"]["spec"]["scaleTargetRef"]["name"] == "cachegraph"
     assert manifests["service.yaml"]["spec"]["selector"] == {"app": "cachegraph"}
+
+
+def test_kubernetes_puts_the_tested_nginx_cache_before_the_replicas():
+    """The ConfigMap's nginx configuration is the compose file's (which the nginx tests run)
+    but for its upstream: the replicas' Service."""
+    config = yaml.safe_load((DOCKER / "k8s" / "nginx-config.yaml").read_text())
+    served = config["data"]["default.conf"]
+    tested = (DOCKER / "nginx" / "cachegraph.conf").read_text().split("\n\n", 1)[1]
+    service = yaml.safe_load((DOCKER / "k8s" / "service.yaml").read_text())
+    port = service["spec"]["ports"][0]["port"]
+    upstream = re.compile(r"^    # .*\n    server (\S+) (.*);$", re.M)
+    assert upstream.sub(r"\2", served) == upstream.sub(r"\2", tested)
+    assert upstream.search(served).group(1) == f"{service['metadata']['name']}:{port}"
+    assert "proxy_cache cachegraph;" in served and "proxy_cache_revalidate on;" in served
+    nginx = yaml.safe_load((DOCKER / "k8s" / "nginx.yaml").read_text())
+    pod = nginx["spec"]["template"]["spec"]
+    assert pod["volumes"][0]["configMap"]["name"] == config["metadata"]["name"]
+    front = yaml.safe_load((DOCKER / "k8s" / "nginx-service.yaml").read_text())
+    assert front["spec"]["selector"] == nginx["spec"]["template"]["metadata"]["labels"]

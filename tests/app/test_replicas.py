@@ -39,6 +39,9 @@ def nginx_config(prefix: Path, listen: int, replicas: list[int]) -> Path:
     site = site.replace(upstream.group(0) + "\n", servers).replace(
         "listen 8080;", f"listen {listen};"
     )
+    cache = "proxy_cache_path /var/cache/nginx/cachegraph "
+    assert cache in site, f"{CONF} no longer keeps its cache where this test moves it from"
+    site = site.replace(cache, f"proxy_cache_path {prefix}/cache ")
     (prefix / "site.conf").write_text(site)
     main = prefix / "nginx.conf"
     user = "user root;\n" if os.geteuid() == 0 else ""

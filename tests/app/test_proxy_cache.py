@@ -1,0 +1,150 @@
+"""The deployments' nginx keeps GET answers as the server's headers say: a repeated
+dashboard request is answered by nginx alone (no request reaches a replica: their
+/metrics say so), an expired copy is revalidated (304 from a replica, no answer
+computed), and after a reload of changed data the revalidation brings the new answer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from cachegraph.ui import ui_operations
+from tests.app.conftest import KERAS
+from tests.app.test_reload import DTYPES, TOKEN
+from tests.app.test_replicas import NGINX, nginx_config
+from tests.app.test_serve import free_port, wait_healthy
+from tests.conftest import SEEDS
+
+pytestmark = pytest.mark.slow
+
+MAX_AGE = 2
+
+
+def dashboard_url(listen: int) -> str:
+    """The explorer's home view, by hash over GET, as a dashboard asks it."""
+    text = ui_operations()["Tags"]
+    extensions = {
+        "persistedQuery": {"version": 1, "sha256Hash": hashlib.sha256(text.encode()).hexdigest()}
+    }
+    params = {"operationName": "Tags", "variables": "{}", "extensions": json.dumps(extensions)}
+    return f"http://127.0.0.1:{listen}/graphql?{urllib.parse.urlencode(params)}"
+
+
+def served(replicas: list[int]) -> dict[str, float]:
+    """/graphql requests the replicas answered, by status."""
+    counts: dict[str, float] = {}
+    for port in replicas:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+        for status, n in re.findall(
+            r'cachegraph_requests_total\{route="/graphql",status="(\d+)"\} (\S+)', text
+        ):
+            counts[status] = counts.get(status, 0.0) + float(n)
+    return counts
+
+
+def fetch(url: str) -> tuple[str, str, dict]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.headers["x-cache-status"], response.headers["etag"], json.load(response)
+
+
+@pytest.fixture
+def cached_topology(tmp_path: Path):
+    if not Path(NGINX).exists():
+        pytest.skip("nginx is not installed (Debian's package 'nginx'; .ci/run installs it)")
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(SEEDS / KERAS, data)
+    processes: list[subprocess.Popen] = []
+    replicas = [free_port(), free_port()]
+    for port in replicas:
+        command = [
+            sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+            "--data", str(data), "--admin-token", TOKEN, "--cache-max-age", str(MAX_AGE),
+        ]  # fmt: skip
+        log = (tmp_path / f"replica-{port}.log").open("w")
+        processes.append(subprocess.Popen(command, stderr=log))
+    for port, process in zip(replicas, processes, strict=True):
+        wait_healthy(port, process)
+    listen = free_port()
+    config = nginx_config(tmp_path, listen, replicas)
+    check = subprocess.run([NGINX, "-t", "-c", str(config)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    processes.append(subprocess.Popen([NGINX, "-c", str(config)], stderr=subprocess.PIPE))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{listen}/nginx-healthz", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield data, listen, replicas
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(10)
+
+
+def test_nginx_answers_a_repeated_request_and_revalidates_after_a_reload(cached_topology):
+    data, listen, replicas = cached_topology
+    url = dashboard_url(listen)
+    one_tag = {"data": {"tags": [{"name": "develop", "specCount": 130}]}}
+
+    status, etag, answer = fetch(url)
+    assert (status, answer) == ("MISS", one_tag)
+    assert served(replicas).get("200") == 1.0
+    for _ in range(20):
+        assert fetch(url) == ("HIT", etag, one_tag)
+    assert served(replicas) == {"200": 1.0}  # no request reached a replica
+
+    # Expired (nginx counts whole seconds): nginx asks with If-None-Match, a replica says 304.
+    time.sleep(MAX_AGE + 1.5)
+    assert fetch(url) == ("REVALIDATED", etag, one_tag)
+    assert served(replicas) == {"200": 1.0, "304": 1.0}
+    assert fetch(url) == ("HIT", etag, one_tag)
+
+    shutil.copy(SEEDS / DTYPES, data)
+    for port in replicas:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/admin/reload",
+            method="POST",
+            headers={"authorization": f"Bearer {TOKEN}"},
+        )
+        urllib.request.urlopen(request, timeout=60).close()
+    assert fetch(url)[0] == "HIT"  # until it expires, the copy kept is given
+
+    time.sleep(MAX_AGE + 1.5)  # nginx counts whole seconds
+    status, new_etag, answer = fetch(url)
+    assert status == "EXPIRED"  # revalidated, and the replica answered anew
+    assert answer["data"]["tags"][0]["specCount"] == 259
+    assert new_etag != etag and new_etag.split("-")[0] != etag.split("-")[0]
+    assert served(replicas) == {"200": 2.0, "304": 1.0}
+    assert fetch(url) == ("HIT", new_etag, answer)
+
+
+def test_nginx_keeps_no_post_and_no_answer_with_errors(cached_topology):
+    _, listen, replicas = cached_topology
+    bad = urllib.parse.urlencode({"query": '{ spec(hash: "abc") { hash } }'})
+    for _ in range(3):
+        status, etag, answer = fetch(f"http://127.0.0.1:{listen}/graphql?{bad}")
+        assert answer["errors"] and etag is None and status == "MISS"
+    for _ in range(3):
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{listen}/graphql",
+            data=b'{"query": "{ stats { specCount } }"}',
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.headers["x-cache-status"] is None
+    assert served(replicas) == {"200": 6.0}
