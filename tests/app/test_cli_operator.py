@@ -179,3 +179,15 @@ def test_fifos_and_devices_as_lockfiles_or_mirrors_files_are_refused_at_once(tmp
         assert _run("validate", "--mirrors-file", listing)[1] == (
             f"cachegraph: error: --mirrors-file: {listing}: cannot be read: not a regular file\n"
         )
+
+
+def test_malformed_lockfiles_are_one_line_each(capsys, tmp_path):
+    from tests.graph.questions.test_coverage import MALFORMED
+
+    path = tmp_path / "spack.lock"
+    for doc, message in MALFORMED:
+        if "x" in doc:  # nests too deeply for json.dumps: see test_a_deep_lockfile_...
+            continue
+        path.write_text(json.dumps(doc))
+        assert main(["coverage", str(path)]) == 1
+        assert capsys.readouterr().err == f"cachegraph coverage: {path}: {message}\n"
