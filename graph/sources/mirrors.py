@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from .. import deadline
 from ..errors import BadRecord
 from .chunks import split
 from .files import read_regular
@@ -206,7 +207,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
 
     def later(listed: set[str]) -> None:
         """The spec files of the specs the index does not list (all, without an index)."""
-        for name in names:
+        for name in deadline.stopping_checked(names):
             found = _HASH_AT_END.search(name)
             hash = found.group(1) if found else None
             if hash is not None and hash in listed:
@@ -302,7 +303,7 @@ def _read_v3(root: Path) -> MirrorRead:
     read.tarball = lambda hash, entry: read.tarballs.get(hash, ("", None))
 
     def later(indexed: set[str]) -> None:
-        for manifest in listed:
+        for manifest in deadline.stopping_checked(listed):
             _v3_spec(read, root, manifest, indexed)
 
     read.later = later
