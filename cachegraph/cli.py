@@ -105,10 +105,23 @@ def _load(args: argparse.Namespace, command: str) -> tuple[CacheGraph, LoadRepor
     finally:
         logger.setLevel(kept)
     level = _level(args)
-    for problem in report.problems:
-        if (logging.WARNING if problem.severity == "warning" else logging.ERROR) >= level:
-            _say(command, str(problem))
+    shown = [
+        p for p in report.problems
+        if (logging.WARNING if p.severity == "warning" else logging.ERROR) >= level
+    ]  # fmt: skip
+    for problem in shown[:SHOWN_PROBLEMS]:
+        _say(command, str(problem))
+    if len(shown) > SHOWN_PROBLEMS:
+        _say(
+            command,
+            f"... and {len(shown) - SHOWN_PROBLEMS:,} more problems with the data "
+            "('cachegraph validate' lists them all)",
+        )
     return graph, report
+
+
+#: Problems with the data a command prints before its answer; validate prints them all.
+SHOWN_PROBLEMS = 20
 
 
 def _say(command: str, message: str) -> None:
