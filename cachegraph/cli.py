@@ -47,21 +47,21 @@ def _add_mirror_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
-    """The mirrors of --mirror and --mirrors-file, or else of CACHEGRAPH_MIRRORS and
-    CACHEGRAPH_MIRRORS_FILE; exits with the problem when one is bad."""
+    """The mirrors of --mirror (else CACHEGRAPH_MIRRORS) and of --mirrors-file (else
+    CACHEGRAPH_MIRRORS_FILE), each flag overriding its variable as for serve; exits with the
+    problem when one is bad."""
     base: config.Settings = args.base
-    given = args.mirror or args.mirrors_file
     try:
-        named = [] if given else [MirrorSource.parse(t) for t in base.mirror + base.index]
+        named = args.mirror or [MirrorSource.parse(t) for t in base.mirror + base.index]
     except ValueError as exc:
         raise SystemExit(f"cachegraph: error: {config.env_name('mirror')}: {exc}") from None
-    listing = args.mirrors_file if given else base.mirrors_file
+    listing = args.mirrors_file or base.mirrors_file
     try:
-        listed = config.mirror_sources((), listing or "")
+        listed = config.mirror_sources((), listing)
     except ValueError as exc:
-        flag = "--mirrors-file" if given else config.env_name("mirrors_file")
+        flag = "--mirrors-file" if args.mirrors_file else config.env_name("mirrors_file")
         raise SystemExit(f"cachegraph: error: {flag}: {exc}") from None
-    return args.mirror + named + listed
+    return named + listed
 
 
 def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -81,10 +81,8 @@ def _add_data_options(parser: argparse.ArgumentParser, required: bool = False) -
 
 
 def _data(args: argparse.Namespace) -> list[str]:
-    """--data, or else CACHEGRAPH_DATA (when no mirror is given on the command line)."""
-    if args.data or args.mirror or args.mirrors_file:
-        return list(args.data)
-    return list(args.base.data)
+    """--data, else CACHEGRAPH_DATA (as for serve)."""
+    return list(args.data) or list(args.base.data)
 
 
 def _sources(args: argparse.Namespace) -> DataSources:
@@ -107,10 +105,23 @@ def _load(args: argparse.Namespace, command: str) -> tuple[CacheGraph, LoadRepor
     finally:
         logger.setLevel(kept)
     level = _level(args)
-    for problem in report.problems:
-        if (logging.WARNING if problem.severity == "warning" else logging.ERROR) >= level:
-            _say(command, str(problem))
+    shown = [
+        p for p in report.problems
+        if (logging.WARNING if p.severity == "warning" else logging.ERROR) >= level
+    ]  # fmt: skip
+    for problem in shown[:SHOWN_PROBLEMS]:
+        _say(command, str(problem))
+    if len(shown) > SHOWN_PROBLEMS:
+        _say(
+            command,
+            f"... and {len(shown) - SHOWN_PROBLEMS:,} more problems with the data "
+            "('cachegraph validate' lists them all)",
+        )
     return graph, report
+
+
+#: Problems with the data a command prints before its answer; validate prints them all.
+SHOWN_PROBLEMS = 20
 
 
 def _say(command: str, message: str) -> None:
@@ -367,7 +378,7 @@ def diff(args: argparse.Namespace) -> int:
         )
     else:
         print(terminal_text(diff_table(a, b, differences)))
-    return 1 if report.errors else 0
+    return _answered_despite("diff", report)
 
 
 def _query_text(given: str) -> str:

@@ -50,6 +50,18 @@ def check_stopping() -> None:
         raise Stopped("stopped: the process is ending")
 
 
+def stopping_checked(items: Iterable[T], every: int = 256) -> Iterator[T]:
+    """``items``, raising Stopped between them once the process is stopping.
+
+    >>> list(stopping_checked("ab"))
+    ['a', 'b']
+    """
+    for i, item in enumerate(items):
+        if not i % every and _STOPPING.is_set():
+            raise Stopped("stopped: the process is ending")
+        yield item
+
+
 #: When the current operation must stop (time.monotonic()); none by default.
 _DEADLINE: ContextVar[float] = ContextVar("deadline", default=math.inf)
 #: Items ``checked`` yields between two looks at the clock.

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from .. import deadline
 from ..errors import BadRecord
 from .chunks import split
 from .files import read_regular
@@ -278,7 +279,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
                         or m.group(1) not in listed]  # fmt: skip
             _not_listed(read, index, unlisted)
             return
-        for name in names:
+        for name in deadline.stopping_checked(names):
             found = _HASH_AT_END.search(name)
             hash = found.group(1) if found else None
             spec_path = folder / name
@@ -398,7 +399,7 @@ def _read_v3(root: Path, view: str = "") -> MirrorRead:
         """Each spec manifest's tarball; the spec blob of each, without an index (beside
         one, a spec it does not list is not in the mirror: said, not read)."""
         unlisted = []
-        for manifest in listed:
+        for manifest in deadline.stopping_checked(listed):
             found = _MANIFEST_HASH.search(manifest)
             if read.indexed and found is not None and found.group(1) not in indexed:
                 unlisted.append(os.path.basename(manifest))

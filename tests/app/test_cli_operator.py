@@ -179,3 +179,32 @@ def test_fifos_and_devices_as_lockfiles_or_mirrors_files_are_refused_at_once(tmp
         assert _run("validate", "--mirrors-file", listing)[1] == (
             f"cachegraph: error: --mirrors-file: {listing}: cannot be read: not a regular file\n"
         )
+
+
+def test_malformed_lockfiles_are_one_line_each(capsys, tmp_path):
+    from tests.graph.questions.test_coverage import MALFORMED
+
+    path = tmp_path / "spack.lock"
+    for doc, message in MALFORMED:
+        if "x" in doc:  # nests too deeply for json.dumps: see test_a_deep_lockfile_...
+            continue
+        path.write_text(json.dumps(doc))
+        assert main(["coverage", str(path)]) == 1
+        assert capsys.readouterr().err == f"cachegraph coverage: {path}: {message}\n"
+
+
+def test_a_flood_of_problems_is_cut_short_before_the_answer(capsys, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for n in range(25):
+        (data / f"broken{n:02}.md").write_text("---\ntitle: [unclosed\n---\n")
+    shutil.copy(KERAS, data)
+    assert main(["find", "py-keras", "--data", str(data)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 22
+    assert err[0].startswith(f"cachegraph find: {data / 'broken00.md'}:3: error: ")
+    assert err[20:] == [
+        "cachegraph find: ... and 5 more problems with the data ('cachegraph validate' lists "
+        "them all)",
+        "cachegraph find: answered from the data that loaded; 25 errors in the sources (above)",
+    ]

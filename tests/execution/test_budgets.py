@@ -57,6 +57,7 @@ def test_distinct_large_inputs_stay_within_the_budget(graph, make, cache):
     graph.kept_answers.budget = budget
     executor = Executor(
         build_schema(schema_extensions(Limits())),
+        limits=Limits(max_query_bytes=MB),  # texts of 100 kB, at the default limit's edge
         budgets=Budgets(queries=budget, responses=0),
     )
     caches = {"queries": executor.prepared, "answers": graph.kept_answers}

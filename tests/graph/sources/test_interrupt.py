@@ -1,4 +1,5 @@
-"""Ctrl-C during a load in two processes (issue 30): one traceback at most, from the first."""
+"""Loads in two processes and Ctrl-C (issue 30): the second process says nothing on stderr,
+leaves Ctrl-C to the first, and a load stops between files once the process is ending."""
 
 from __future__ import annotations
 
@@ -54,3 +55,14 @@ def test_a_load_ends_where_it_is_once_the_process_is_stopping():
         0, "stopped: the process is ending\n", ""
     )  # fmt: skip
     assert deadline.Stopped  # this process goes on loading
+
+
+def test_a_load_in_two_processes_writes_nothing_on_stderr(shared_data):
+    # issue 30: large loads warned "'cachegraph.graph.parallel' found in sys.modules ..."
+    code = (
+        "from cachegraph.graph import load\n"
+        f"graph, report = load([{str(SEEDS)!r}, {str(shared_data)!r}], processes=2)\n"
+        "print(len(graph.all_specs()) > 454)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")
