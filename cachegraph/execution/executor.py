@@ -65,9 +65,10 @@ INLINE_SECONDS = 0.002
 #: busy worker thread: under bench/attacks.py, /healthz took 74 ms (p50) and 222 ms at
 #: most with the default, 16 ms and 66 ms at 1 ms (four worker threads).
 SWITCH_SECONDS = 0.001
-#: A request body larger than this is read and keyed in a worker thread, not on the loop,
-#: one such body at a time: parsing holds the interpreter lock (orjson does not let go of
-#: it), so eight bodies parsed at once made the event loop wait behind all eight.
+#: A request body larger than this is read in a worker thread, not on the loop, one such
+#: body at a time: parsing holds the interpreter lock (orjson does not let go of it), so
+#: eight bodies parsed at once made the event loop wait behind all eight. Nor is it
+#: answered from the response cache, or kept there (see ``_payload``).
 INLINE_BODY_BYTES = 64 * 1024
 BODY_SHAPE = "the body must be a JSON object, or an array of them (a batch)"
 
@@ -246,6 +247,10 @@ class Executor:
         """The operation's answer as JSON: kept, computed on the loop, or in a thread;
         the timeout error, not run, once the request's deadline ``ends`` has passed."""
         context = Context(graph, request_id.get())
+        # A large request is neither looked up nor kept: keying it (its variables encoded
+        # with sorted keys) holds the interpreter lock about a quarter as long again as
+        # parsing it, for an answer rarely asked again (a lockfile's coverage).
+        key = None
         if small:
             key = self.responses.key(method, op)
             found = self._cached(graph, key)
@@ -257,7 +262,7 @@ class Executor:
                 return self._within_time(lambda: self._respond(op, context, method, key), ends)
         if time.monotonic() >= ends:
             return self._timed_out()
-        work: Callable[[], bytes] = lambda: self._respond(op, context, method)  # noqa: E731
+        work: Callable[[], bytes] = lambda: self._respond(op, context, method, key)  # noqa: E731
         return await self._within_time_in_thread(work, ends)
 
     def runs_inline(self, op: Operation) -> bool:
@@ -308,15 +313,9 @@ class Executor:
         self._count([error])
         return orjson.dumps({"data": None, "errors": [error.formatted]})
 
-    _UNKEYED: Any = object()
-
-    def _respond(self, op: Operation, context: Context, method: str, key: Any = _UNKEYED) -> bytes:
-        """The operation's JSON answer, kept for next time when it has no errors."""
-        if key is Executor._UNKEYED:  # not looked up on the loop: here, then
-            key = self.responses.key(method, op)
-            found = self._cached(context.graph, key)
-            if found is not None:
-                return found
+    def _respond(self, op: Operation, context: Context, method: str, key: tuple | None) -> bytes:
+        """The operation's JSON answer, kept under ``key`` (looked up on the loop) when it
+        has one and the answer has no errors."""
         body = self.run(op, context, method)
         payload = orjson.dumps(body)
         if key is not None:  # counted once executed: a timeout is not a miss

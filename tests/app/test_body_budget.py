@@ -120,3 +120,21 @@ def test_a_lone_body_is_never_refused_by_the_budget(seeds_graph):
     big = body_of(900_000)
     answer = asyncio.run(call(create_app(seeds_graph, settings=settings), "/graphql", [big]))
     assert (answer.status, answer.json()) == (200, ANSWER)
+
+
+def test_a_large_request_is_neither_answered_from_nor_kept_in_the_response_cache(seeds_graph):
+    # Keying it would encode its variables again, holding the interpreter lock; a small
+    # request is kept as before.
+    settings = Settings(response_cache=10_000_000)
+    app = create_app(seeds_graph, settings=settings)
+    large, small = body_of(200_000), body_of(2000)
+
+    async def asked() -> str:
+        for body in (large, large, small, small):
+            answer = await call(app, "/graphql", [body], len(body))
+            assert (answer.status, answer.json()) == (200, ANSWER)
+        return (await call(app, "/metrics")).body.decode()
+
+    metrics = asyncio.run(asked())
+    assert 'cachegraph_response_cache_total{result="hit"} 1.0' in metrics
+    assert 'cachegraph_response_cache_total{result="miss"} 1.0' in metrics
