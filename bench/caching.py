@@ -56,7 +56,7 @@ POINT = "query($h: String!) { spec(hash: $h) { hash version os platform target {
 class CachingResult:
     size: int
     specs: int = 0
-    #: ms: the first answer on new data (the data version's digest is worked out then)
+    #: ms: the first answer after the server is ready
     first_ms: float = 0.0
     revalidate_server: tuple[float, float] = (0.0, 0.0)
     revalidate_trip: tuple[float, float] = (0.0, 0.0)
@@ -335,7 +335,7 @@ def caching_report(results: list[CachingResult], args: argparse.Namespace) -> li
     )
     lines += [
         "",
-        "| specs | first answer (data version worked out) | computed | 304: server time p50 / p99 "
+        "| specs | first answer after start | computed | 304: server time p50 / p99 "
         "| 304: round trip p50 / p99 |",
         "|---:|---:|---:|---:|---:|",
     ]

@@ -59,6 +59,7 @@ def create_app(
             metrics.graph_size.labels(kind.removesuffix("_count")).set(count)
         if state.graph is not None:
             state.graph.kept_answers.budget = settings.answer_cache
+            executor.versions.warm(state.graph)  # the data version of the ETags
 
     async def reload() -> Outcome:
         outcome = await state.reload()

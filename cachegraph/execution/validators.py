@@ -89,6 +89,12 @@ class DataVersions:
                     found = self._known[graph] = whole.hexdigest()
         return found
 
+    def warm(self, graph: Any) -> None:
+        """Work out ``graph``'s version in a background thread, before a request needs it
+        (at a million specs: seconds of hashing, which releases Python's lock)."""
+        if graph is not None and graph not in self._known:
+            threading.Thread(target=self.of, args=(graph,), daemon=True, name="version").start()
+
     async def version(self, graph: Any) -> str:
         found = self._known.get(graph)
         return found if found is not None else await anyio.to_thread.run_sync(self.of, graph)
