@@ -634,7 +634,9 @@ def unknown_names(G: CacheGraph, node: Node) -> list[str]:
         if not len(store.ranks("package", node.name)) and not (
             node.name in compilers or node.alias in compilers
         ):
-            found.append(unknown_value(G, "package", node.name, "a package"))
+            what = f"a package (Spack 1.x reads %{node.alias} as {node.name})" if node.alias else (
+                "a package")  # fmt: skip
+            found.append(unknown_value(G, "package", node.name, what))
     for virtual in node.virtuals:
         if virtual not in table.names() and store.code("virtual", virtual) is None:
             found.append(f"no package provides a virtual {virtual!r}, so nothing matches it"

@@ -362,3 +362,29 @@ def test_unknown_names_reach_the_client_as_warnings_not_errors(real):
     assert impacted["extensions"]["warnings"][0].startswith(
         "no loaded spec has a package 'zlib-nh', so nothing matches it (did you mean zlib-ng"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "compilers"),
+    [
+        ("%oneapi", ("oneapi@",)),  # spec_parser: LEGACY_COMPILER_TO_BUILTIN, oneapi -> package
+        ("%intel-oneapi-compilers", ("oneapi@",)),
+        ("%oneapi@2024.2.1:", ("oneapi@2024.2.1", "oneapi@=2024.2.1")),
+        ("%cce", ("cce@",)),
+        ("%gcc@12", ("gcc@12", "gcc@=12")),
+    ],
+)
+def test_old_specs_compare_the_recorded_compiler_under_either_name(data_graph, text, compilers):
+    """Pages record one compiler per spec, as spec formats 1-4 do (original_spec_format < 5):
+    ``%`` compares that alone. ``%oneapi`` is read as ``intel-oneapi-compilers`` (Spack 1.1's
+    parser), which is matched against the recorded ``oneapi@...`` -- where Spack 1.1, comparing
+    the new name with the old, finds nothing (the README says so)."""
+    from tests.conftest import SHARED_DATA
+    from tests.rawpages import raw_pages
+
+    expected = {
+        r["hash"] for page in raw_pages(SHARED_DATA) for r in page.records
+        if r["compiler"].startswith(compilers)
+    }  # fmt: skip
+    assert _found(data_graph, text) == expected
+    assert expected
