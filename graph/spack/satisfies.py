@@ -111,11 +111,19 @@ def runs_on(G: CacheGraph, host: Host) -> Requirement:
     >>> [r for c in found.candidates for r in c.ranks().tolist()]
     [0, 1, 2, 3, 4]
     """
-    allowed = archs.ancestors(host.target)
+    warnings = []
+    if archs.known(host.target):
+        allowed = archs.ancestors(host.target)
+    else:  # a machine archspec does not know runs nothing it can vouch for
+        allowed = frozenset()
+        hint = did_you_mean(host.target, archs.names([]))
+        warnings.append(f"archspec does not know a target {host.target!r}, so nothing is "
+                        f"known to run on it{hint}")  # fmt: skip
     return Requirement(
         keys=_keys(G, Node(os=host.os, platform=host.platform)),
         candidates=[_target_candidates(G, allowed)],
         tests=[_table_test(G, "target", lambda t: t in allowed)],
+        warnings=warnings,
     )
 
 
