@@ -17,7 +17,8 @@ them for ``--mirrors-file``.
 
 With ``legacy``, the specs of one architecture (``linux-rhel8-zen4``) are written as
 Spack 0.22 wrote them: spec format 4 (a ``compiler`` field, no compiler or
-``compiler-wrapper`` node, virtuals on edges) in indices of database version 7.
+``compiler-wrapper`` node, virtuals on edges) in indices of database version 7, and
+the darwin specs are built with ``llvm`` (Spack 1.x's name for ``%clang``).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _legacy(node: dict, arch: tuple) -> dict:
     node = {k: v for k, v in node.items() if k != "annotations"}
     node["compiler"] = {"name": "gcc", "version": arch[3]}
     node["dependencies"] = [d for d in node["dependencies"]
-                            if d["name"] not in ("gcc", "compiler-wrapper")]  # fmt: skip
+                            if d["name"] not in ("gcc", "llvm", "compiler-wrapper")]  # fmt: skip
     return node
 
 
@@ -112,7 +113,8 @@ def synthesize_mirrors(
     per_arch: dict[tuple, list[list[dict]]] = {a: [[] for _ in range(LAYERS)] for a in ARCHES}
     base: dict[tuple, tuple[dict, dict, dict]] = {}
     for arch in ARCHES:
-        compiler = _node("gcc", arch[3], _hash(rng), arch, {"languages": ["c", "c++"]}, [])
+        name = "llvm" if legacy and arch[0] == "darwin" else "gcc"
+        compiler = _node(name, arch[3], _hash(rng), arch, {"languages": ["c", "c++"]}, [])
         runtime = _node("gcc-runtime", arch[3], _hash(rng), arch, {}, [_dep(compiler, ["build"])])
         wrapper = _node("compiler-wrapper", "1.0", _hash(rng), arch, {}, [])
         base[arch] = (compiler, runtime, wrapper)

@@ -187,8 +187,9 @@ class DiffQueries:
 
     @strawberry.field(
         metadata=cost(walks=True),
-        description="Cached specs whose dependency DAG holds a node satisfying the constraint, "
-        "e.g. 'openssl@3.0:3.0.99'.",
+        description="Cached specs with a dependency satisfying the constraint, as Spack's "
+        "'^' finds one (link and run dependencies, transitively, and the spec's own build "
+        "dependencies), e.g. 'openssl@3.0:3.0.99'.",
     )
     def impact(self, info: Info, spec: str, tag: str | None = None) -> Impact:
         found = impact.impact(graph(info), spec, tag)

@@ -111,11 +111,19 @@ def runs_on(G: CacheGraph, host: Host) -> Requirement:
     >>> [r for c in found.candidates for r in c.ranks().tolist()]
     [0, 1, 2, 3, 4]
     """
-    allowed = archs.ancestors(host.target)
+    warnings = []
+    if archs.known(host.target):
+        allowed = archs.ancestors(host.target)
+    else:  # a machine archspec does not know runs nothing it can vouch for
+        allowed = frozenset()
+        hint = did_you_mean(host.target, archs.names([]))
+        warnings.append(f"archspec does not know a target {host.target!r}, so nothing is "
+                        f"known to run on it{hint}")  # fmt: skip
     return Requirement(
         keys=_keys(G, Node(os=host.os, platform=host.platform)),
         candidates=[_target_candidates(G, allowed)],
         tests=[_table_test(G, "target", lambda t: t in allowed)],
+        warnings=warnings,
     )
 
 
@@ -299,8 +307,8 @@ def _direct_test(G: CacheGraph, direct: Node) -> Test:
             edges = _edges_to(G, direct, recorded_only=True)
             if direct.deptypes:
                 bits = G.store.deptype_mask(direct.deptypes)
-                missing = len({*direct.deptypes} - set(G.store.strings("deptype").values))
-                edges &= (G.store.dep_types & bits) == bits if not missing else False
+                missing = {*direct.deptypes} - set(G.store.strings("deptype").values)
+                edges = edges[:0] if missing else edges[(G.store.dep_types[edges] & bits) == bits]
             mask = np.zeros(G.store.n, bool)
             mask[edge_parents(G)[edges]] = True
             parents.append(mask)
@@ -358,13 +366,18 @@ def recorded_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
     code = store.code("virtual", virtual)
     if code is None:
         return np.zeros(len(store.dep_types), bool)
-    return store.sets("virtuals").contains(np.array([code]))[store.dep_virtuals]
+    # one per virtual the loaded data names: a bounded key
+    return G.memoized(("recorded virtual", code), lambda: (
+        store.sets("virtuals").contains(np.array([code]))[store.dep_virtuals]))  # fmt: skip
 
 
 def edge_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
     """Per edge, whether it provides ``virtual``: as recorded, or on an edge of a spec older
     than Spack 1.0 that records none, as Spack's ``reconstruct_virtuals_on_edges`` labels it
     (the parent's package depends on the virtual, the child's provides it)."""
+
+    if virtual not in table.names() and G.store.code("virtual", virtual) is None:
+        return np.zeros(len(G.store.dep_types), bool)  # and no key of a client's kept
 
     def compute() -> np.ndarray:
         store = G.store
@@ -532,40 +545,52 @@ def holding(G: CacheGraph, node: Node) -> Holders:
     if not store.edge_count:
         return Holders(np.zeros(store.n, bool), 0)
     edges = _edges_to(G, node)
-    parents = edge_parents(G)
-    link_run = store.deptype_mask(("link", "run"))
-    linked = edges & ((store.dep_types & link_run) > 0)
-    built = edges & ((store.dep_types & store.deptype_mask(("build",))) > 0)
-    starts = distinct(parents[linked])
-    mask = walks.reached(store, starts, up=True, deptypes=link_run)
+    parents = edge_parents(G)[edges]
+    types = store.dep_types[edges]
+    starts = distinct(parents[(types & store.deptype_mask(("link", "run"))) > 0])
+    indptr, indices = store.rdeps
+    mask = walks.reached_mask(indptr, indices, starts, _link_run_up(G))
     mask[starts] = True
-    mask[parents[built]] = True
+    mask[parents[(types & store.deptype_mask(("build",))) > 0]] = True
     return Holders(mask, int(np.count_nonzero(mask)))
 
 
+def _link_run_up(G: CacheGraph) -> np.ndarray:
+    """Which edges of the dependents' rows are link or run edges: what ``^`` walks up."""
+
+    def compute() -> np.ndarray:
+        store = G.store
+        keep = (store.dep_types & store.deptype_mask(("link", "run"))) > 0
+        return keep[store.rdep_edge]
+
+    return G.memoized("link/run dependents", compute)
+
+
 def _edges_to(G: CacheGraph, node: Node, recorded_only: bool = False) -> np.ndarray:
-    """Per edge, whether its child satisfies ``node`` and it provides the virtuals the node
-    asks (each of ``^[virtuals=...]``; any of ``%c,cxx=``, as ``edges_to_dependencies``). A
-    virtual name is an edge providing it, to a provider."""
+    """The edges (positions in ``deps``) whose child satisfies ``node`` and which provide the
+    virtuals the node asks (each of ``^[virtuals=...]``; any of ``%c,cxx=``, as
+    ``edges_to_dependencies``). A virtual name is an edge providing it, to a provider."""
     store = G.store
     children = store.deps[1]
     labelled = recorded_virtual if recorded_only else edge_virtual
     if node.name is not None and is_virtual(G, node.name):
-        return labelled(G, node.name) & provider_mask(G, node.name, node.versions)[children]
+        edges = np.flatnonzero(labelled(G, node.name))
+        return edges[provider_mask(G, node.name, node.versions)[children[edges]]]
     if node.name is None:
         ranks = np.arange(store.n, dtype=np.int64)
         if node.hash is not None:
             ranks = np.asarray(_hash_candidates(G, node.hash).ranks(), np.int64)
     else:
         ranks = np.asarray(store.ranks("package", node.name), np.int64)
-    satisfying = np.zeros(store.n, bool)
     if len(ranks):
-        satisfying[ranks[node_test(G, node)(ranks)]] = True
-    edges = satisfying[children]
+        ranks = ranks[node_test(G, node)(ranks)]
+    # the satisfying nodes' edges from their dependents, as positions in deps
+    positions, _ = walks.neighbours(*store.rdeps, ranks)
+    edges = np.sort(store.rdep_edge[positions])
     if node.virtuals:
-        provided = [labelled(G, v) for v in node.virtuals]
-        edges &= np.logical_and.reduce(provided) if not recorded_only else (
-            np.logical_or.reduce(provided))  # fmt: skip
+        provided = [labelled(G, v)[edges] for v in node.virtuals]
+        reduce = np.logical_or if recorded_only else np.logical_and
+        edges = edges[reduce.reduce(provided)]
     return edges
 
 
@@ -617,7 +642,9 @@ def unknown_names(G: CacheGraph, node: Node) -> list[str]:
         if not len(store.ranks("package", node.name)) and not (
             node.name in compilers or node.alias in compilers
         ):
-            found.append(unknown_value(G, "package", node.name, "a package"))
+            what = f"a package (Spack 1.x reads %{node.alias} as {node.name})" if node.alias else (
+                "a package")  # fmt: skip
+            found.append(unknown_value(G, "package", node.name, what))
     for virtual in node.virtuals:
         if virtual not in table.names() and store.code("virtual", virtual) is None:
             found.append(f"no package provides a virtual {virtual!r}, so nothing matches it"

@@ -187,6 +187,12 @@ SYNTHETIC_CASES = [
     "%compiler-wrapper",
     "%lib-00002",
     "%clang",
+    "%clang@15",
+    "%c=clang",
+    "%c,cxx=clang@15:",
+    "%llvm",
+    "^llvm",
+    "%oneapi",
     "%c",
     "%fortran",
     "c",
@@ -362,3 +368,81 @@ def test_unknown_names_reach_the_client_as_warnings_not_errors(real):
     assert impacted["extensions"]["warnings"][0].startswith(
         "no loaded spec has a package 'zlib-nh', so nothing matches it (did you mean zlib-ng"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "compilers"),
+    [
+        ("%oneapi", ("oneapi@",)),  # spec_parser: LEGACY_COMPILER_TO_BUILTIN, oneapi -> package
+        ("%intel-oneapi-compilers", ("oneapi@",)),
+        ("%oneapi@2024.2.1:", ("oneapi@2024.2.1", "oneapi@=2024.2.1")),
+        ("%cce", ("cce@",)),
+        ("%gcc@12", ("gcc@12", "gcc@=12")),
+    ],
+)
+def test_old_specs_compare_the_recorded_compiler_under_either_name(data_graph, text, compilers):
+    """Pages record one compiler per spec, as spec formats 1-4 do (original_spec_format < 5):
+    ``%`` compares that alone. ``%oneapi`` is read as ``intel-oneapi-compilers`` (Spack 1.1's
+    parser), which is matched against the recorded ``oneapi@...`` -- where Spack 1.1, comparing
+    the new name with the old, finds nothing (the README says so)."""
+    from tests.conftest import SHARED_DATA
+    from tests.rawpages import raw_pages
+
+    expected = {
+        r["hash"] for page in raw_pages(SHARED_DATA) for r in page.records
+        if r["compiler"].startswith(compilers)
+    }  # fmt: skip
+    assert _found(data_graph, text) == expected
+    assert expected
+
+
+# -- spec files written before Spack 0.21: virtuals reconstructed on their edges ---------------
+
+OLD_FILE_CASES = [
+    "^mpi",
+    "^mpich",
+    "^mvapich2",
+    "^[virtuals=mpi] mpich",
+    "^[virtuals=mpi] zlib",
+    "adiak ^mpi@3:",
+    "^mpi@:1",
+    "^zlib-api",
+    "^[virtuals=zlib-api] zlib",
+    "^iconv",
+    "^libiconv",
+    "mpi",
+    "zlib-api",
+    "%gcc",
+    "%c",
+    "adiak %gcc@11:",
+]
+
+
+@pytest.fixture(scope="module")
+def old_files(data_graph):
+    from tests.conftest import SHARED_DATA
+    from tests.mirrors import raw_document, raw_nodes
+
+    nodes = {}
+    for path in sorted(SHARED_DATA.rglob("spec-*.json")):
+        for node in raw_nodes(raw_document(path)):
+            nodes.setdefault(node["hash"], node)
+    return data_graph, Reference(nodes)
+
+
+@pytest.mark.parametrize("text", OLD_FILE_CASES)
+def test_old_spec_files_answer_as_spack(old_files, text):
+    """Spec files of format 2 (Spack 0.17-0.20): their edges name no virtuals, and Spack's
+    ``SpecfileV2`` reader labels them with ``reconstruct_virtuals_on_edges`` (the parent's
+    package depends on the virtual, the child's provides it), so ``^mpi`` finds the adiak
+    builds that link mpich or mvapich2."""
+    graph, reference = old_files
+    found = _found(graph, text) & reference.nodes.keys()
+    assert found == reference.satisfying(text)
+
+
+def test_old_spec_files_have_no_virtuals_and_mpi_is_found(old_files):
+    graph, reference = old_files
+    assert not any(vs for n in reference.nodes.values() for *_, vs in deps_of(n))
+    adiaks = {h for h, n in reference.nodes.items() if n["name"] == "adiak"}
+    assert len(adiaks) == 3 and _found(graph, "^mpi") >= adiaks
