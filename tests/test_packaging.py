@@ -7,8 +7,10 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 from cachegraph.sources import default_data
-from tests.conftest import SEEDS
+from tests.conftest import ROOT, SEEDS
 
 
 def test_only_cachegraph_is_importable_from_outside_the_checkout():
@@ -24,3 +26,21 @@ def test_the_bundled_seeds_are_found():
     assert sorted(p.name for p in default_data().glob("*.txt")) == sorted(
         p.name for p in SEEDS.glob("*.txt")
     )
+
+
+@pytest.mark.slow
+def test_the_bundled_data_is_installed_whole(tmp_path):
+    """A build of the package holds every file of seeds/: the server serves the same
+    bundle from a wheel as from a checkout."""
+    subprocess.run(
+        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build",
+         "--build-base", str(tmp_path)],
+        cwd=ROOT, capture_output=True, check=True,
+    )  # fmt: skip
+    built = next(tmp_path.glob("lib*/cachegraph/seeds"))
+    tracked = subprocess.run(
+        ["git", "ls-files", "seeds"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert tracked, "seeds/ is not tracked"
+    missing = [p for p in tracked if not (built / p.removeprefix("seeds/")).is_file()]
+    assert missing == []

@@ -16,7 +16,7 @@ from tests.mirrors import MIRRORS
 
 
 def test_query_prints_the_json_result(capsys):
-    assert main(["query", "{ stats { packageCount specCount } }"]) == 0
+    assert main(["query", "{ stats { packageCount specCount } }", "--data", str(SEEDS)]) == 0
     assert json.loads(capsys.readouterr().out) == {
         "data": {"stats": {"packageCount": 4, "specCount": 454}}
     }
@@ -120,10 +120,10 @@ def test_query_with_data_that_cannot_be_read_reports_it_and_exits_1(capsys):
 def test_query_reads_the_document_from_a_file_or_standard_input(capsys, tmp_path, monkeypatch):
     document = tmp_path / "stats.graphql"
     document.write_text("{ stats { packageCount } }")
-    assert main(["query", f"@{document}"]) == 0
+    assert main(["query", f"@{document}", "--data", str(SEEDS)]) == 0
     from_file = json.loads(capsys.readouterr().out)
     monkeypatch.setattr("sys.stdin", io.StringIO("{ stats { packageCount } }"))
-    assert main(["query", "-"]) == 0
+    assert main(["query", "-", "--data", str(SEEDS)]) == 0
     assert (
         json.loads(capsys.readouterr().out) == from_file == {"data": {"stats": {"packageCount": 4}}}
     )
@@ -255,7 +255,7 @@ def test_find_with_a_bad_constraint_exits_1_with_the_parsers_message(capsys):
 
 
 def test_find_on_pages_warns_that_dependencies_are_unknown(capsys):
-    assert main(["find", "py-keras ^python"]) == 0
+    assert main(["find", "py-keras ^python", "--data", str(SEEDS)]) == 0
     captured = capsys.readouterr()
     assert captured.out == "==> 0 cached builds.\n"
     assert "cachegraph find: warning: '^' asks about dependencies" in captured.err
