@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from cachegraph.graph import MirrorSource
+
 from cachegraph.sources import bundled, default_lockfile, default_mirrors
 from cachegraph.state import DataSources, load_sources
 from tests.conftest import execute
@@ -62,3 +64,25 @@ def test_the_bundle_has_a_dag_a_signed_mirror_a_tag_diff_and_a_partial_environme
     )["data"]["coverage"]
     assert covered == {"total": len(lock["concrete_specs"]), "hitCount": len(mpigdb)}
     assert 0 < len(mpigdb) < len(lock["concrete_specs"])
+
+
+def test_mirrors_say_whether_signed_their_root_url_and_their_problems(tmp_path):
+    broken = tmp_path / "broken" / "build_cache"
+    broken.mkdir(parents=True)
+    (broken / "index.json").write_text('{"database": {"version": "8", "installs": {')
+    mirrors = [*default_mirrors(), MirrorSource("test", "broken", broken.parent)]
+    graph, report, _ = load_sources(DataSources(paths=[], mirrors=mirrors))
+    answer = execute(graph, "{ mirrors { name signed url errors warnings specCount } }")
+    root = bundled() / "mirrors"
+    assert answer["data"]["mirrors"] == [
+        {"name": "mpigdb", "signed": False, "url": (root / "mpigdb").as_uri(),
+         "errors": 0, "warnings": 0, "specCount": 27},
+        {"name": "spack-test", "signed": False, "url": (root / "spack-test/unsigned").as_uri(),
+         "errors": 0, "warnings": 0, "specCount": 6},
+        {"name": "spack-test-signed", "signed": True,
+         "url": (root / "spack-test/signed").as_uri(), "errors": 0, "warnings": 0,
+         "specCount": 6},
+        {"name": "test/broken", "signed": False, "url": broken.parent.as_uri(),
+         "errors": len(report.errors), "warnings": 0, "specCount": 0},
+    ]  # fmt: skip
+    assert len(report.errors) >= 1

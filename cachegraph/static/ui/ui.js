@@ -140,6 +140,21 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true }
   </table></div>`;
 }
 
+/** One word for a POSIX shell, as Python's shlex.quote makes it: left as it is when it holds
+ * only safe characters, else in single quotes (a quote inside written '"'"'). Nothing from the
+ * data can end the word, so nothing can run. */
+export function shellQuote(value) {
+  const text = String(value ?? "");
+  if (text === "") return "''";
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(text)) return text;
+  return `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
+/** A shell command from its words, each quoted. */
+export function shellCommand(...words) {
+  return words.map(shellQuote).join(" ");
+}
+
 /** A box that copies its text. */
 export function Command({ text }) {
   const [copied, setCopied] = useState(false);

@@ -14,26 +14,36 @@ import {
   count,
   href,
   html,
+  shellCommand,
   short,
   usePainted,
   useQuery,
 } from "../ui.js";
 import { withParams } from "./search.js";
 
-/** The commands that use a cached spec (or, without a hash, a package). */
+/** The commands that use a cached spec (or, without a hash, a package): the mirrors that hold
+ * it, each by its root URL, trusted by its keys when signed and added `--unsigned` when not;
+ * every word shell-quoted, so nothing from the data can run. */
 export function Commands({ hash, name, mirrors, tag }) {
   const what = hash ? `/${hash}` : name;
+  const publicCache = tag || "develop";
   const adds = mirrors.length
-    ? mirrors.map((m) => `spack mirror add ${m.name} ${m.location}`)
-    : [`spack mirror add ${tag || "develop"} https://binaries.spack.io/${tag || "develop"}`];
+    ? mirrors.flatMap((m) =>
+        m.signed
+          ? [shellCommand("spack", "mirror", "add", m.name, m.url)]
+          : [shellCommand("spack", "mirror", "add", "--unsigned", m.name, m.url)],
+      )
+    : [shellCommand("spack", "mirror", "add", publicCache, `https://binaries.spack.io/${publicCache}`)];
+  const signed = mirrors.length ? mirrors.some((m) => m.signed) : true;
   return html`<div class="commands">
     <p>${mirrors.length
-      ? "Add a mirror holding it:"
-      : "Add the public build cache of its tag (the cache pages name no mirror):"}</p>
+      ? `Add ${mirrors.length === 1 ? "the mirror" : `one of the ${mirrors.length} mirrors`} holding it${signed ? "; trust the keys of a signed one" : " (unsigned: added with --unsigned)"}:`
+      : "Add the public build cache of its tag (the cache pages name no mirror), and trust its keys:"}</p>
     ${adds.map((text) => html`<${Command} text=${text} />`)}
+    ${signed ? html`<${Command} text=${shellCommand("spack", "buildcache", "keys", "--install", "--trust")} />` : null}
     <p>then install it from the cache only:</p>
-    <${Command} text=${`spack install --use-buildcache only ${what}`} />
-    ${hash ? html`<p>or unpack the binary alone:</p><${Command} text=${`spack buildcache install ${what}`} />` : null}
+    <${Command} text=${shellCommand("spack", "install", "--use-buildcache", "only", what)} />
+    ${hash ? html`<p>or unpack the binary alone:</p><${Command} text=${shellCommand("spack", "buildcache", "install", what)} />` : null}
   </div>`;
 }
 
