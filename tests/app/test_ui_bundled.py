@@ -4,6 +4,7 @@ the install commands, search, the status view and coverage (issue 29)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
@@ -79,3 +80,59 @@ def test_a_hostile_tag_is_one_quoted_word_in_the_copy_box(browser, tmp_path):
         ]  # fmt: skip
         assert shown[1] == "spack buildcache keys --install --trust"
         watched.check_and_close()
+
+
+def search(watched, text: str) -> None:
+    """Type into the header's search box and press Enter, as a person does."""
+    box = watched.page.get_by_role("searchbox", name="search the cache")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_search_forgives_case_parts_of_names_attribute_values_hashes_and_plus(browser, origin):
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/search")
+    # A part of a name: the package, with its count, then its specs.
+    search(watched, "keras")
+    keras = ask(origin, '{ package(name: "py-keras") { specCount } }')["package"]["specCount"]
+    page.locator("h1").get_by_text("py-keras").wait_for(timeout=10_000)
+    page.get_by_text("keras → py-keras").wait_for()
+    page.locator(".facets .total strong").get_by_text(f"{keras:,}", exact=True).wait_for()
+    # Case: ZLIB is zlib (a package of the mpigdb mirror).
+    search(watched, "ZLIB")
+    page.locator("h1 code").get_by_text("zlib", exact=True).wait_for()
+    page.locator("table.specs").get_by_text("zlib").first.wait_for()
+    # A bare value of an attribute: the os, the target.
+    search(watched, "ubuntu24.04")
+    page.locator("h1 code").get_by_text("os=ubuntu24.04", exact=True).wait_for()
+    on_os = ask(origin, '{ facets(filter: {os: "ubuntu24.04"}) { specCount } }')["facets"]
+    total = page.locator(".facets .total strong")
+    total.get_by_text(f"{on_os['specCount']:,}", exact=True).wait_for()
+    search(watched, "x86_64_v3 keras")
+    page.locator("h1 code").get_by_text("py-keras target=x86_64_v3", exact=True).wait_for()
+    both = ask(origin, '{ facets(filter: {satisfies: "py-keras target=x86_64_v3"}) '
+               "{ specCount } }")["facets"]  # fmt: skip
+    total.get_by_text(f"{both['specCount']:,}", exact=True).wait_for()
+    # Several packages hold the word: listed with their counts.
+    search(watched, "util")
+    choices = page.locator("section.choices .badge")
+    choices.first.wait_for()
+    util = ask(origin, '{ packages(filter: {nameContains: "util"}) { nodes { name specCount } } }')
+    assert choices.all_inner_texts() == [
+        f"{p['name']} {p['specCount']:,}" for p in util["packages"]["nodes"]
+    ]
+    # A bare hash, with or without "/", opens its spec.
+    for text in ("3uebtou", "/3UEBTOU"):
+        search(watched, text)
+        page.wait_for_url(re.compile(r"/ui/spec/3uebtou"))
+        page.locator("h1").get_by_text("mpich").wait_for()
+    # A "+" typed into the address is a plus (a variant), not a space.
+    watched.open("/ui/search?q=mpich+fortran %gcc@12:")
+    page.locator("h1 code").get_by_text("mpich+fortran %gcc@12:", exact=True).wait_for()
+    total.get_by_text("1", exact=True).wait_for()
+    # Links the explorer makes keep it: a facet click keeps the plus.
+    page.locator("section.facet[aria-label='versions'] .badge").first.click()
+    page.wait_for_url(re.compile(r"version="))
+    page.locator("h1 code").get_by_text("mpich+fortran %gcc@12:", exact=True).wait_for()
+    watched.check_and_close()

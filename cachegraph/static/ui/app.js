@@ -3,7 +3,7 @@
 
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ROOT } from "./api.js";
+import { ROOT, params as addressParams } from "./api.js";
 import { href, html } from "./ui.js";
 
 const VIEWS = {
@@ -48,7 +48,7 @@ document.addEventListener("click", (event) => {
 });
 
 function SearchBox() {
-  const params = new URLSearchParams(location.search);
+  const params = addressParams();
   const input = useRef(null);
   useEffect(() => {
     const key = (event) => {
@@ -115,7 +115,7 @@ function Shell({ view, argument, module }) {
         ? html`<h1>Not found</h1><p>No view is at <code>${argument}</code>. <a href=${href("/")}>Home</a></p>`
         : View
           ? html`<${View} key=${location.pathname + location.search} argument=${argument}
-              params=${new URLSearchParams(location.search)} />`
+              params=${addressParams()} />`
           : html`<p class="loading">Loading…</p>`
     }</main>`;
 }

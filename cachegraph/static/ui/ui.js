@@ -3,10 +3,10 @@
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { ApiError, gql, href } from "./api.js";
+import { ApiError, gql, href, params, queryString } from "./api.js";
 
 export const html = htm.bind(h);
-export { href };
+export { href, params, queryString };
 
 // -- data --------------------------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 // Search and facets: one box for a package, a hash prefix or a Spack constraint; the
 // facet counts of everything that matches narrow it by clicking; one page at a time.
 
+import { useEffect, useState } from "preact/hooks";
+import { gql } from "../api.js";
+import { navigate } from "../app.js";
 import {
   Badge,
   Loading,
@@ -12,6 +15,7 @@ import {
   href,
   html,
   orderBy,
+  queryString,
   usePainted,
   useQuery,
 } from "../ui.js";
@@ -53,7 +57,7 @@ export function toggled(path, params, param, value, several) {
   const kept = several ? values.filter((v) => v !== value) : [];
   for (const v of kept) next.append(param, v);
   if (!on) next.append(param, value);
-  return href(path) + (next.toString() ? "?" + next : "");
+  return href(path) + (next.toString() ? "?" + queryString(next) : "");
 }
 
 export function withParams(path, params, changes) {
@@ -62,7 +66,7 @@ export function withParams(path, params, changes) {
     next.delete(key);
     for (const one of [].concat(value ?? [])) next.append(key, one);
   }
-  return href(path) + (next.toString() ? "?" + next : "");
+  return href(path) + (next.toString() ? "?" + queryString(next) : "");
 }
 
 export function FacetPanel({ facets, params, path, skip = [] }) {
@@ -115,21 +119,111 @@ export function SpecResults({ filter, params, path, view, skip = [], marks, show
   </div>`;
 }
 
-function HashHint({ text }) {
-  const { data } = useQuery("HashLookup", { hash: text.replace(/^\//, "") });
-  const spec = data?.spec;
-  if (!spec) return null;
-  return html`<p class="hint">The hash <a href=${href(`/ui/spec/${spec.hash}`)}>/${spec.hash.slice(0, 7)}</a>
-    is ${spec.package.name}@${spec.version}.</p>`;
+/** A word with nothing of Spack's syntax in it: a name, a version-less value. */
+const BARE = /^[A-Za-z0-9_.-]+$/;
+const HASH = /^\/?[A-Za-z2-7]{7,32}$/;
+
+/** The search text as a constraint the server understands, forgivingly: names lowercased
+ * (ZLIB is zlib), a bare word that is an os, a platform, a target or a compiler made that
+ * attribute (ubuntu22.04 is os=ubuntu22.04), a word that is part of one package's name made
+ * that package (keras is py-keras), and the packages a word is part of, listed. Asks the
+ * server about each bare word (Understand.graphql); null until it has answered. */
+export function useUnderstood(q) {
+  const [understood, setUnderstood] = useState(null);
+  useEffect(() => {
+    const controller = new AbortController();
+    setUnderstood(null);
+    understand(q, controller.signal).then(setUnderstood, (error) => {
+      if (error.name !== "AbortError") setUnderstood({ constraint: q, notes: [], packages: [] });
+    });
+    return () => controller.abort();
+  }, [q]);
+  return understood;
+}
+
+async function understand(q, signal) {
+  const tokens = q.split(/\s+/).filter(Boolean);
+  const notes = [];
+  let packages = [];
+  const words = await Promise.all(
+    tokens.map(async (token) => {
+      // A name leads a token: lowercase it (not a variant's value: build_type=Release).
+      const lowered = token.includes("=") ? token : token.replace(/^[A-Za-z0-9_.-]+/, (n) => n.toLowerCase());
+      if (!BARE.test(lowered)) return lowered;
+      const { data } = await gql("Understand", { word: lowered }, { signal });
+      if (data.package) return { name: lowered };
+      const as = data.os.specCount ? "os" : data.platform.specCount ? "platform" : data.target ? "target" : null;
+      if (as) {
+        notes.push(`${token} → ${as}=${lowered}`);
+        return `${as}=${lowered}`;
+      }
+      if (data.compiler) {
+        notes.push(`${token} → %${data.compiler.name}`);
+        return `%${data.compiler.name}`;
+      }
+      const named = data.packages.nodes;
+      if (named.length === 1) {
+        notes.push(`${token} → ${named[0].name} (the one package whose name holds it)`);
+        return { name: named[0].name };
+      }
+      if (named.length > 1) {
+        packages = named.map((p) => ({ ...p, word: token }));
+        packages.total = data.packages.totalCount;
+        return null;
+      }
+      return lowered;
+    }),
+  );
+  // A package name leads a constraint: put the names first.
+  const names = words.filter((w) => w?.name).map((w) => w.name);
+  const rest = words.filter((w) => typeof w === "string");
+  return { constraint: [...names, ...rest].join(" "), notes, packages };
+}
+
+function PackageChoices({ packages }) {
+  if (!packages.length) return null;
+  const word = packages[0].word;
+  return html`<section class="choices" aria-label="packages">
+    <h2>Packages whose name holds <code>${word}</code> <small>${count(packages.total)}</small></h2>
+    <div class="badges">${packages.map(
+      (p) => html`<${Badge} to=${href(`/ui/package/${p.name}`)}>${p.name} <span class="n">${count(p.specCount)}</span><//>`,
+    )}</div>
+  </section>`;
+}
+
+/** A search that is a hash: open its spec (replacing the search in the history). */
+function useHashOpened(q) {
+  const [state, setState] = useState(HASH.test(q) ? "asking" : "no");
+  useEffect(() => {
+    if (!HASH.test(q)) return undefined;
+    const controller = new AbortController();
+    gql("HashLookup", { hash: q.replace(/^\//, "").toLowerCase() }, { signal: controller.signal }).then(
+      ({ data }) => {
+        if (data.spec) navigate(href(`/ui/spec/${data.spec.hash}`), { replace: true });
+        else setState("no");
+      },
+      () => setState("no"),
+    );
+    return () => controller.abort();
+  }, [q]);
+  return state;
 }
 
 export default function Search({ params }) {
   const q = (params.get("q") || "").trim();
+  const opening = useHashOpened(q);
+  const understood = useUnderstood(q);
+  if (opening === "asking") return html`<${Loading} what="Opening the spec" />`;
+  if (!understood) return html`<${Loading} />`;
   const filter = filterOf(params);
-  const hashLike = /^\/?[a-z0-9]{7,32}$/.test(q);
+  if (understood.constraint) filter.satisfies = understood.constraint;
+  else delete filter.satisfies;
   const described = Object.keys(filter).length ? "Specs" : "Every spec";
-  return html`<h1>${described}${q ? html` matching <code>${q}</code>` : ""}
+  return html`<h1>${described}${filter.satisfies ? html` matching <code>${filter.satisfies}</code>` : ""}
       ${filter.tag ? html` in <span class="tag">${filter.tag}</span>` : ""}</h1>
-    ${hashLike ? html`<${HashHint} text=${q} />` : null}
+    ${understood.notes.length
+      ? html`<p class="hint">Understood <code>${q}</code> as: ${understood.notes.join("; ")}.</p>`
+      : null}
+    <${PackageChoices} packages=${understood.packages} />
     <${SpecResults} filter=${filter} params=${params} path="/ui/search" view="search" />`;
 }
