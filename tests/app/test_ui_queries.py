@@ -68,6 +68,7 @@ def variables(name: str, graph) -> dict:
         "Neighbours": {"hash": spec, "dependents": f"^/{spec}", "after": None},
         "SpecDiff": {"a": spec, "b": other},
         "TagDiff": {"from": "v0.21.0", "to": "develop"},
+        "Understand": {"word": "keras"},
         "Coverage": {
             "lockfile": {"_meta": {"lockfile-version": 5}, "roots": [], "concrete_specs": {}},
             "tag": None,
