@@ -80,6 +80,9 @@ def variables(name: str, graph) -> dict:
 def test_each_operation_answers_on_real_data(name, real_graph):
     answer = execute(real_graph, ui_operations()[name], variables(name, real_graph))
     assert answer.get("errors") is None
+    if name == "Understand":  # what a word is: most of its questions answer null by design
+        assert answer["data"]["packages"]["nodes"] == [{"name": "py-keras", "specCount": 130}]
+        return
     assert answer["data"] and all(v is not None for v in answer["data"].values())
 
 
