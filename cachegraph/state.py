@@ -21,6 +21,7 @@ import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
 from cachegraph.graph.questions.counts import precompute, stats
+from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources.reader import collector_paused
 
 from .progress import ProgressLine
@@ -77,6 +78,10 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
         # first run scans them all.
         gc.freeze()
     report.seconds = round(time.perf_counter() - started, 3)
+    loaded = LoadStatus(
+        report, tuple(paths), sources.snapshot, found is not None, time.time(), sources.bundled()
+    )
+    record_load(graph, loaded)
     for problem in report.problems:
         log.log(logging.WARNING if problem.severity == "warning" else logging.ERROR, "%s", problem)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)

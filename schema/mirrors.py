@@ -42,8 +42,8 @@ class Mirror(Node):
         "mirrors need `spack install --no-check-signature` or a mirror added with `--unsigned`."
     )
     errors: int = strawberry.field(
-        description="Errors met reading it (each is in the load report, `loadReport`); a mirror "
-        "with errors may hold fewer specs than it should."
+        description="Errors met reading it (each is in `loadStatus.problems(under: location)`); "
+        "a mirror with errors may hold fewer specs than it should."
     )
     warnings: int = strawberry.field(description="Warnings met reading it.")
 

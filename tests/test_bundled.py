@@ -86,3 +86,33 @@ def test_mirrors_say_whether_signed_their_root_url_and_their_problems(tmp_path):
          "errors": len(report.errors), "warnings": 0, "specCount": 0},
     ]  # fmt: skip
     assert len(report.errors) >= 1
+
+
+def test_the_load_status_has_the_report_its_problems_paged_and_the_sources(tmp_path):
+    broken = tmp_path / "broken" / "build_cache"
+    broken.mkdir(parents=True)
+    (broken / "index.json").write_text("{")
+    (tmp_path / "bad.md").write_text("---\ntitle: x\n---\n")
+    mirrors = [MirrorSource("test", "broken", broken.parent)]
+    graph, report, _ = load_sources(DataSources([str(tmp_path / "bad.md")], mirrors))
+    query = """query($o: Int, $u: String) { loadStatus { pages mirrors errorCount warningCount
+        paths bundled snapshot fromSnapshot
+        all: problems(first: 1, offset: $o) { totalCount nodes { path severity } }
+        mine: problems(under: $u) { totalCount } } }"""
+    problems = [(p.path, p.severity) for p in report.problems]
+    pages = []
+    for offset in range(len(problems)):
+        answer = execute(graph, query, {"o": offset, "u": str(broken.parent)})["data"]
+        pages += [(n["path"], n["severity"]) for n in answer["loadStatus"]["all"]["nodes"]]
+    assert pages == problems and len(problems) >= 2
+    status = answer["loadStatus"]
+    assert status["all"]["totalCount"] == len(problems)
+    assert status["mine"]["totalCount"] == sum(
+        p.startswith(str(broken.parent)) for p, _ in problems
+    )
+    assert {k: v for k, v in status.items() if k not in ("all", "mine")} == {
+        "pages": report.pages, "mirrors": 1, "errorCount": len(report.errors),
+        "warningCount": len(report.problems) - len(report.errors),
+        "paths": [str(tmp_path / "bad.md")], "bundled": False, "snapshot": None,
+        "fromSnapshot": False,
+    }  # fmt: skip

@@ -136,3 +136,44 @@ def test_search_forgives_case_parts_of_names_attribute_values_hashes_and_plus(br
     page.wait_for_url(re.compile(r"version="))
     page.locator("h1 code").get_by_text("mpich+fortran %gcc@12:", exact=True).wait_for()
     watched.check_and_close()
+
+
+def test_the_status_view_lists_every_source_and_mirror_and_marks_a_failed_one(browser, tmp_path):
+    broken = tmp_path / "broken" / "build_cache"
+    broken.mkdir(parents=True)
+    (broken / "index.json").write_text('{"database": {"version": "8", "installs": {"x": ')
+    (broken / "not-a-spec-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.spec.json").write_text("{")
+    arguments = ["--data", str(SEEDS), "--mirrors-file", str(bundled() / "mirrors.yaml"),
+                 "--mirror", f"test:broken={broken.parent}"]  # fmt: skip
+    with serving(*arguments) as origin:
+        truth = ask(origin, "{ loadStatus { errorCount summary problems(first: 200) { "
+                    "nodes { path severity } } } mirrors { name errors specCount } }")  # fmt: skip
+        failed = {m["name"]: m["errors"] for m in truth["mirrors"]}
+        assert failed["test/broken"] > 0 and failed["mpigdb"] == 0
+        watched = Watched(browser, origin)
+        page = watched.page
+        watched.open("/ui/status")
+        assert (
+            page.get_by_test_id("load-summary")
+            .inner_text()
+            .startswith(truth["loadStatus"]["summary"])
+        )
+        rows = page.locator("table.mirrors tbody tr")
+        assert rows.count() == len(truth["mirrors"])
+        marked = page.locator("table.mirrors tr.failed")
+        assert [marked.nth(i).get_attribute("data-mirror") for i in range(marked.count())] == [
+            "test/broken"
+        ]
+        page.get_by_text(str(SEEDS)).first.wait_for()
+        # Its problems, by following its count.
+        marked.locator("td.num a").first.click()
+        page.wait_for_url(re.compile(r"mirror=test%2Fbroken"))
+        listed = page.locator("table.problems tbody tr")
+        listed.first.wait_for()
+        mine = [p for p in truth["loadStatus"]["problems"]["nodes"]
+                if p["path"].startswith(str(broken.parent))]  # fmt: skip
+        assert listed.count() == len(mine) == failed["test/broken"]
+        # Home marks it too.
+        watched.open("/?tag=test")
+        page.locator("a.failed").get_by_text(f"{failed['test/broken']}").wait_for()
+        watched.check_and_close()

@@ -13,13 +13,14 @@ const VIEWS = {
   spec: () => import("./views/spec.js"),
   diff: () => import("./views/tagdiff.js"),
   coverage: () => import("./views/coverage.js"),
+  status: () => import("./views/status.js"),
 };
 
 /** [view, its path argument] of a location. */
 function route(location) {
   const path = location.pathname.slice(ROOT.length).replace(/\/+$/, "") || "/";
   const match =
-    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|diff|coverage)$/);
+    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|diff|coverage|status)$/);
   if (match) return [match[1], decodeURIComponent(match[2] ?? "")];
   if (path === "/" || path === "/ui") return ["home", ""];
   return ["missing", path];
@@ -99,6 +100,7 @@ function Shell({ view, argument, module }) {
     ["search", "/ui/search", "Search"],
     ["diff", "/ui/diff", "Tag diff"],
     ["coverage", "/ui/coverage", "Is my environment cached?"],
+    ["status", "/ui/status", "Status"],
   ];
   const View = module?.default;
   return html`<header class="top">

@@ -87,6 +87,13 @@ export function Badge({ to, on = false, title, children }) {
     aria-pressed=${to ? String(on) : undefined}>${children}</a>`;
 }
 
+/** A mark beside a mirror that met errors while loading: a link to its problems. */
+export function MirrorMark({ mirror }) {
+  if (!mirror.errors) return null;
+  return html` <a class="failed" href=${href("/ui/status", { mirror: mirror.name })}
+    title="errors met loading this mirror: it may hold fewer specs than it should">⚠ ${count(mirror.errors)} ${mirror.errors === 1 ? "error" : "errors"}</a>`;
+}
+
 /** A sortable column header: a link to the same view ordered by it. */
 export function SortHeader({ label, field, order, link }) {
   const [current, direction] = (order || "").split(":");

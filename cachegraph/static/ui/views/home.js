@@ -4,6 +4,7 @@ import { heatmap } from "../charts.js";
 import { navigate } from "../app.js";
 import {
   Loading,
+  MirrorMark,
   Problem,
   Stat,
   bytes,
@@ -82,7 +83,7 @@ export default function Home({ params }) {
         : html`<div class="scroll"><table>
           <thead><tr><th>mirror</th><th>tag / stack</th><th>layout</th><th class="num">specs</th><th class="num">size</th><th>location</th></tr></thead>
           <tbody>${mirrors.map(
-            (m) => html`<tr><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a></td>
+            (m) => html`<tr class=${m.errors ? "failed" : undefined}><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /></td>
               <td>${m.tag?.name} / ${m.stack?.name}</td><td>${m.layout}</td>
               <td class="num">${count(m.specCount)}</td><td class="num">${m.totalBytes ? bytes(m.totalBytes) : "–"}</td>
               <td><code>${m.location}</code></td></tr>`,

@@ -7,6 +7,7 @@ import { Dag } from "../dag.js";
 import {
   Command,
   Loading,
+  MirrorMark,
   Pager,
   Problem,
   SpecTable,
@@ -85,7 +86,7 @@ export default function Spec({ argument: hash, params }) {
             )}</tbody></table>`
           : html`<p>No cache page lists it; it is known from ${spec.mirrors.length ? "mirrors" : "a spec file"}.</p>`}
         ${spec.mirrors.length
-          ? html`<p>Mirrors: ${spec.mirrors.map((m, i) => html`${i ? ", " : ""}<a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a> <small>(${m.layout})</small>`)}</p>`
+          ? html`<p>Mirrors: ${spec.mirrors.map((m, i) => html`${i ? ", " : ""}<a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a> <small>(${m.layout}${m.signed ? ", signed" : ""})</small><${MirrorMark} mirror=${m} />`)}</p>`
           : null}
         <details><summary>Use this spec</summary>
           <${Commands} hash=${spec.hash} name=${spec.package.name} mirrors=${spec.mirrors} tag=${spec.lastSeen?.name} /></details>
