@@ -158,7 +158,7 @@ def coverage(args: argparse.Namespace) -> int:
     from cachegraph.graph.questions import likeness
     from cachegraph.graph.sources import lockfiles
 
-    from .printing import coverage_table, record
+    from .printing import coverage_table, lockfile_externals, record, weather
 
     try:
         doc = json.loads(Path(args.lockfile).read_text(encoding="utf-8"))
@@ -174,13 +174,20 @@ def coverage(args: argparse.Namespace) -> int:
     for problem in report.errors:
         print(f"cachegraph coverage: {problem}", file=sys.stderr)
     found = covering.coverage(graph, env, args.tag, args.stack or None)
+    externals = lockfile_externals(doc, env)
     nearest = {}
     for e in found.entries:
         if e.spec is None and e.wanted is not None:
             deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash] if h in env.specs}
             nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
     if args.json:
+        report = weather(found, env, externals)
         print(json.dumps({
+            "summary": report.summary(),
+            "externals": sorted(externals),
+            "missesByDependents": [
+                {"hash": e.hash, "dependents": report.dependents[e.hash]} for e in report.misses
+            ],
             "total": len(found.entries), "hits": len(found.hits),
             "misses": len(found.entries) - len(found.hits), "hitBytes": found.hit_bytes,
             "cachedRoots": list(found.cached_roots),
@@ -193,7 +200,7 @@ def coverage(args: argparse.Namespace) -> int:
             } for e in found.entries],
         }, indent=2))  # fmt: skip
     else:
-        print(coverage_table(found, nearest))
+        print(coverage_table(found, nearest, env, externals))
     return 1 if report.errors else 0
 
 

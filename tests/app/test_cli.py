@@ -296,25 +296,41 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
         h: {"spec": n, "in_buildcache": h != root} for h, n in nodes.items()})  # fmt: skip
     assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:4] == [
-        "58 concrete specs: 57 cached (98%), 1 missing; 0 B to download",
+    externals = [h for h, n in nodes.items() if n.get("external")]
+    roots = [r["hash"] for r in doc["roots"]]
+    in_order = [h for h in [*roots, *(h for h in nodes if h not in roots)] if h in externals]
+    counted = len(nodes) - len(externals)
+    assert lines[:7] == [
+        f"{100 * (counted - 1) / counted:.1f}% cached: {counted - 1} of {counted} specs; "
+        f"0 B to download; {len(externals)} externals apart (never fetched from a cache)",
         "roots cached with their whole DAG: "
         + ", ".join(
             f"{nodes[r['hash']]['name']}@{nodes[r['hash']]['version']}/{r['hash'][:7]}"
             for r in doc["roots"][1:]
         ),
         "",
-        "hash     spec                                  where / why",
+        "missing (1), the most depended on first:",
+        "hash     spec                             needed by  why",
+        f"{root[:7]}  {'mpigdb@git.main':<32} {0:>9}  known only as a dependency of cached "
+        "specs, held by no mirror",
+        "",
     ]
-    assert lines[4] == (
-        f"{root[:7]}  {'mpigdb@git.main':<32} miss known only as a dependency of cached specs, "
-        "held by no mirror"
-    )
-    assert lines[5].endswith(" hit  develop/e4s") and len(lines) == 4 + 58
+    assert lines[7:9] == [
+        f"cached ({counted - 1}):",
+        "hash     spec                             where",
+    ]
+    assert all(line.endswith(" develop/e4s") for line in lines[9 : 9 + counted - 1])
+    assert lines[9 + counted - 1 :] == [
+        "",
+        f"externals ({len(externals)}), never fetched from a cache:",
+        ", ".join(f"{nodes[h]['name']}@{nodes[h]['version']}/{h[:7]}" for h in in_order),
+    ]
 
     assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert (found["total"], found["hits"], found["misses"]) == (58, 57, 1)
+    assert sorted(found["externals"]) == sorted(externals)
+    assert found["missesByDependents"] == [{"hash": root, "dependents": 0}]
     assert found["entries"][0]["reason"].startswith("known only as a dependency")
 
 
