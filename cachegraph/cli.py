@@ -181,12 +181,13 @@ def coverage(args: argparse.Namespace) -> int:
             deps = {n: env.specs[h].version for n, h in env.dependencies[e.hash] if h in env.specs}
             nearest[e.hash] = likeness.nearest_to_spec(graph, e.wanted, deps, 3, args.tag)
     if args.json:
-        report = weather(found, env, externals)
+        forecast = weather(found, env, externals)
         print(json.dumps({
-            "summary": report.summary(),
+            "summary": forecast.summary(),
             "externals": sorted(externals),
             "missesByDependents": [
-                {"hash": e.hash, "dependents": report.dependents[e.hash]} for e in report.misses
+                {"hash": e.hash, "dependents": forecast.dependents[e.hash]}
+                for e in forecast.misses
             ],
             "total": len(found.entries), "hits": len(found.hits),
             "misses": len(found.entries) - len(found.hits), "hitBytes": found.hit_bytes,
