@@ -4,12 +4,13 @@ the install commands, search, the status view and coverage (issue 29)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
 import pytest
 
-from cachegraph.sources import bundled
+from cachegraph.sources import bundled, default_lockfile
 from tests.app.test_ui import Watched
 from tests.browser import ask, chromium, serving
 from tests.conftest import SEEDS
@@ -177,3 +178,61 @@ def test_the_status_view_lists_every_source_and_mirror_and_marks_a_failed_one(br
         watched.open("/?tag=test")
         page.locator("a.failed").get_by_text(f"{failed['test/broken']}").wait_for()
         watched.check_and_close()
+
+
+def test_coverage_reads_like_guix_weather_and_follows_every_option(browser, origin, tmp_path):
+    lock = json.loads(default_lockfile().read_text())
+    nodes = lock["concrete_specs"]
+    externals = {h for h, n in nodes.items() if n.get("external")}
+    index = json.loads((bundled() / "mirrors/mpigdb/build_cache/index.json").read_text())
+    held = {h for h, e in index["database"]["installs"].items() if e["in_buildcache"]}
+    counted = len(nodes) - len(externals)
+    hits = len(held - externals)
+    # How many specs of the environment depend on each, worked out here from the lockfile.
+    users = {h: {u for u, n in nodes.items() for d in n.get("dependencies", []) if d["hash"] == h}
+             for h in nodes}  # fmt: skip
+
+    def needed(h):
+        seen, todo = set(), list(users[h])
+        while todo:
+            u = todo.pop()
+            if u not in seen:
+                seen.add(u)
+                todo += users[u]
+        return len(seen)
+
+    misses = sorted((h for h in nodes if h not in held and h not in externals),
+                    key=lambda h: -needed(h))  # fmt: skip
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/coverage")
+    chooser = page.get_by_label("spack.lock file")
+    chooser.set_input_files(str(default_lockfile()))
+    summary = page.get_by_test_id("coverage-summary")
+    summary.wait_for(timeout=30_000)
+    assert " ".join(summary.inner_text().split()) == (
+        f"{100 * hits / counted:.1f}% cached: {hits} of {counted} specs; 0 B to download; "
+        f"{len(externals)} externals apart (never fetched from a cache)"
+    )
+    rows = page.locator("table.coverage tbody tr")
+    assert rows.count() == len(misses)
+    first = rows.first.locator("td").nth(3).inner_text()
+    assert int(first) == needed(misses[0]) == max(needed(h) for h in misses) > 0
+    page.locator("details.externals summary").get_by_text(f"{len(externals)} externals").wait_for()
+    # Another tag: asked again at once (the bundled mirror is in "develop", not "test").
+    page.get_by_label("tag").select_option("test")
+    page.get_by_text("0.0% cached: 0 of").wait_for(timeout=30_000)
+    page.get_by_label("tag").select_option("develop")
+    page.get_by_text(f"{100 * hits / counted:.1f}% cached").wait_for(timeout=30_000)
+    # The same file chosen again is read again; JSON that is no lockfile is said to be so.
+    bad = tmp_path / "spack.lock"
+    bad.write_text('{"not": "a lockfile"}')
+    chooser.set_input_files(str(bad))
+    page.get_by_text("This is not a spack.lock").wait_for()
+    assert page.get_by_text("The server said").count() == 0
+    chooser.set_input_files(str(default_lockfile()))
+    summary.wait_for(timeout=30_000)
+    bad.write_text("{")
+    chooser.set_input_files(str(bad))
+    page.get_by_text("spack.lock is not JSON").wait_for()
+    watched.check_and_close()
