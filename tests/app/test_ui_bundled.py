@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -235,4 +236,52 @@ def test_coverage_reads_like_guix_weather_and_follows_every_option(browser, orig
     bad.write_text("{")
     chooser.set_input_files(str(bad))
     page.get_by_text("spack.lock is not JSON").wait_for()
+    watched.check_and_close()
+
+
+def test_spec_tables_are_one_line_a_row_and_hide_the_common_values(browser, origin):
+    watched = Watched(browser, origin)
+    page = watched.page
+    # The mirror of a real environment: python, mpich and perl carry 10 to 25 variants each.
+    watched.open("/ui/search?mirror=mpigdb")
+    rows = page.locator("table.specs tbody tr")
+    rows.first.wait_for()
+    heights = rows.evaluate_all("rows => rows.map(r => r.getBoundingClientRect().height)")
+    line = page.locator("table.specs tbody td").first.evaluate(
+        "td => parseFloat(getComputedStyle(td).lineHeight) || 20"
+    )
+    assert len(heights) == 25 and max(heights) < 2 * line + 12, (heights, line)
+    # py-keras: every spec is build_system=python_pip; the table shows what differs.
+    watched.open("/ui/package/py-keras")
+    page.get_by_test_id("common-values").get_by_text("build_system=python_pip").wait_for()
+    variants = page.locator("table.specs td.variants").all_inner_texts()
+    assert variants and all(v.startswith("backend=") and "build_system" not in v for v in variants)
+    page.get_by_test_id("common-values").get_by_role("link", name="show all").click()
+    page.wait_for_url(re.compile(r"common=show"))
+    page.locator("table.specs td.variants", has_text="build_system=python_pip").first.wait_for()
+    # The page size is the reader's, and a pager is under the table too.
+    page.locator(".pagesize a", has_text="50").click()
+    page.wait_for_url(re.compile(r"size=50"))
+    page.locator("nav.pager").nth(1).get_by_text("1–50 of 130").wait_for()
+    assert page.locator("table.specs tbody tr").count() == 50
+    watched.check_and_close()
+
+
+def test_a_table_downloads_every_row_as_csv_and_json(browser, origin):
+    expected = ask(origin, '{ specs(filter: {tag: "develop"}, first: 1000) { nodes { hash } } }')
+    hashes = [s["hash"] for s in expected["specs"]["nodes"]]
+    assert len(hashes) > 25  # more than one page
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/search?tag=develop")
+    page.locator("table.specs").wait_for()
+    with page.expect_download() as got:
+        page.get_by_role("button", name="CSV").click()
+    lines = Path(got.value.path()).read_text().splitlines()
+    assert lines[0].startswith("hash,package,version,")
+    assert [line.split(",")[0] for line in lines[1:]] == hashes
+    with page.expect_download() as got:
+        page.get_by_role("button", name="JSON").click()
+    rows = json.loads(Path(got.value.path()).read_text())
+    assert [r["hash"] for r in rows] == hashes
     watched.check_and_close()

@@ -69,6 +69,7 @@ def variables(name: str, graph) -> dict:
         "SpecDiff": {"a": spec, "b": other},
         "TagDiff": {"from": "v0.21.0", "to": "develop"},
         "Understand": {"word": "keras"},
+        "SpecsExport": {"filter": {"satisfies": "zlib"}, "tag": None, "first": 500, "after": None},
         "Status": {"severity": None, "under": None, "offset": 0},
         "Coverage": {
             "lockfile": {"_meta": {"lockfile-version": 5}, "roots": [], "concrete_specs": {}},

@@ -115,11 +115,20 @@ export function Pager({ connection, shown, next, first }) {
   </nav>`;
 }
 
-/** The usual table of specs; ``order`` and ``link`` make its headers sort it. */
-export function SpecTable({ specs, order, link, marks = {}, showPackage = true }) {
+/** The variants every one of the specs has (none for fewer than two): what "hide common
+ * values" hides. */
+export function commonVariants(specs) {
+  if (specs.length < 2 || !("variants" in specs[0])) return [];
+  return specs[0].variants.filter((v) => specs.every((s) => s.variants.includes(v)));
+}
+
+/** The usual table of specs, one line a row; ``order`` and ``link`` make its headers sort it;
+ * ``hidden`` variants (the common ones) are left out of each row, which says so. */
+export function SpecTable({ specs, order, link, marks = {}, showPackage = true, hidden = [] }) {
   const full = specs.length > 0 && "variants" in specs[0]; // a SpecRow, not a SpecBrief
   const sortable = (label, field) =>
     link ? html`<${SortHeader} label=${label} field=${field} order=${order} link=${link} />` : html`<th>${label}</th>`;
+  const skip = new Set(hidden);
   return html`<div class="scroll"><table class="specs">
     <thead><tr>
       <th>hash</th>
@@ -127,10 +136,11 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true }
       ${sortable("version", "version")}
       ${sortable("compiler", "compiler")}
       ${sortable(full ? "arch" : "target", "target")}
-      ${full ? html`<th>variants</th><th>stacks</th>${sortable("size", "size")}` : null}
+      ${full ? html`<th>variants${hidden.length ? html` <small>(what differs)</small>` : null}</th><th>stacks</th>${sortable("size", "size")}` : null}
     </tr></thead>
-    <tbody>${specs.map(
-      (s) => html`<tr key=${s.hash}>
+    <tbody>${specs.map((s) => {
+      const shown = full ? s.variants.filter((v) => !skip.has(v)) : [];
+      return html`<tr key=${s.hash}>
         <td><a class="hash" href=${href(`/ui/spec/${s.hash}`)}>${short(s.hash)}</a>
           ${marks[s.hash] ? html` <span class="mark" title=${marks[s.hash]}>≈</span>` : null}</td>
         ${showPackage ? html`<td><a href=${href(`/ui/package/${s.package.name}`)}>${s.package.name}</a></td>` : null}
@@ -138,12 +148,12 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true }
         <td>${s.compiler?.name ?? "none"}</td>
         <td>${s.platform ? `${s.platform}-${s.os}-` : ""}${s.target.name}</td>
         ${full
-          ? html`<td class="variants">${s.variants.join(" ")}</td>
-            <td>${s.stacks.map((t) => t.name).join(", ")}</td>
+          ? html`<td class="variants" title=${s.variants.join(" ")}>${shown.map((v) => html`<span class="chip">${v}</span>`)}</td>
+            <td class="stacks" title=${s.stacks.map((t) => t.name).join(", ")}>${s.stacks.map((t) => t.name).join(", ")}</td>
             <td class="num">${bytes(s.size)}</td>`
           : null}
-      </tr>`,
-    )}</tbody>
+      </tr>`;
+    })}</tbody>
   </table></div>`;
 }
 

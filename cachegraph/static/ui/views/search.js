@@ -11,6 +11,7 @@ import {
   Problem,
   SpecTable,
   Warnings,
+  commonVariants,
   count,
   href,
   html,
@@ -21,6 +22,8 @@ import {
 } from "../ui.js";
 
 export const PAGE = 25;
+/** The page sizes a reader may choose. */
+export const SIZES = [25, 50, 100];
 
 /** facet of the API -> [URL parameter, SpecFilter field, several values?] */
 export const FACETS = {
@@ -91,10 +94,12 @@ export function FacetPanel({ facets, params, path, skip = [] }) {
 export function SpecResults({ filter, params, path, view, skip = [], marks, showPackage = true }) {
   const order = params.get("order");
   const shown = Number(params.get("from") || 0);
+  const size = SIZES.includes(Number(params.get("size"))) ? Number(params.get("size")) : PAGE;
+  const showCommon = params.get("common") === "show";
   const variables = {
     filter,
     tag: filter.tag ?? null,
-    first: PAGE,
+    first: size,
     after: params.get("after"),
     orderBy: orderBy(order),
   };
@@ -104,17 +109,30 @@ export function SpecResults({ filter, params, path, view, skip = [], marks, show
   if (!data) return html`<${Loading} />`;
   const { specs, facets } = data;
   const link = (o) => withParams(path, params, { order: o, after: null, from: null });
+  const common = commonVariants(specs.nodes);
+  const pager = html`<${Pager} connection=${specs} shown=${shown}
+    first=${withParams(path, params, { after: null, from: null })}
+    next=${withParams(path, params, { after: specs.pageInfo.endCursor, from: shown + specs.nodes.length })} />`;
   return html`<div class="results">
     <${FacetPanel} facets=${facets} params=${params} path=${path} skip=${skip} />
     <section class="table" aria-label="specs">
       <${Warnings} warnings=${warnings} />
       ${loading ? html`<${Loading} what="Updating" />` : null}
-      <${Pager} connection=${specs} shown=${shown}
-        first=${withParams(path, params, { after: null, from: null })}
-        next=${withParams(path, params, { after: specs.pageInfo.endCursor, from: shown + specs.nodes.length })} />
+      ${pager}
+      ${common.length
+        ? html`<p class="common" data-testid="common-values">${showCommon
+            ? html`Every variant shown. <a href=${withParams(path, params, { common: null })}>Hide the ${count(common.length)} common to every row</a>`
+            : html`Common to every row, hidden: ${common.map((v) => html`<span class="chip">${v}</span>`)}
+                <a href=${withParams(path, params, { common: "show" })}>show all</a>`}</p>`
+        : null}
       ${specs.nodes.length
-        ? html`<${SpecTable} specs=${specs.nodes} order=${order} link=${link} marks=${marks} showPackage=${showPackage} />`
+        ? html`<${SpecTable} specs=${specs.nodes} order=${order} link=${link} marks=${marks} showPackage=${showPackage}
+            hidden=${showCommon ? [] : common} />`
         : html`<p>No spec matches.</p>`}
+      ${specs.nodes.length > 10 ? pager : null}
+      <${Download} variables=${variables} />
+      <p class="pagesize">Per page: ${SIZES.map((n) => html` <a href=${withParams(path, params, { size: n === PAGE ? null : n, after: null, from: null })}
+        aria-current=${n === size ? "true" : undefined}>${n}</a>`)}</p>
     </section>
   </div>`;
 }
@@ -226,4 +244,66 @@ export default function Search({ params }) {
       : null}
     <${PackageChoices} packages=${understood.packages} />
     <${SpecResults} filter=${filter} params=${params} path="/ui/search" view="search" />`;
+}
+
+/** The rows of a table as plain values, for a download. */
+function exported(s) {
+  return {
+    hash: s.hash,
+    package: s.package.name,
+    version: s.version,
+    compiler: s.compiler?.name ?? "",
+    platform: s.platform,
+    os: s.os,
+    target: s.target.name,
+    variants: s.variants.join(" "),
+    stacks: s.stacks.map((t) => t.name).join(" "),
+    size: s.size ?? "",
+  };
+}
+
+const csvCell = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v));
+
+/** Download every row of the table (not only this page) as CSV or JSON: the same query,
+ * page after page, the file made as they come. */
+function Download({ variables }) {
+  const [busy, setBusy] = useState(null);
+  const fetchAll = async (format) => {
+    setBusy(`0 rows`);
+    const parts = [];
+    let after = null;
+    let rows = 0;
+    let first = true;
+    for (;;) {
+      const { data } = await gql("SpecsExport", { ...variables, first: 500, after });
+      for (const node of data.specs.nodes) {
+        const row = exported(node);
+        if (format === "csv") {
+          if (first) parts.push(Object.keys(row).join(",") + "\n");
+          parts.push(Object.values(row).map(csvCell).join(",") + "\n");
+        } else {
+          parts.push((first ? "[\n" : ",\n") + JSON.stringify(row));
+        }
+        first = false;
+        rows += 1;
+      }
+      setBusy(`${count(rows)} rows`);
+      if (!data.specs.pageInfo.hasNextPage) break;
+      after = data.specs.pageInfo.endCursor;
+    }
+    if (format === "json") parts.push(first ? "[]\n" : "\n]\n");
+    const blob = new Blob(parts, { type: format === "csv" ? "text/csv" : "application/json" });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = `specs.${format}`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    setBusy(null);
+  };
+  return html`<p class="download">Download every row:
+    <button type="button" onClick=${() => fetchAll("csv")} disabled=${busy !== null}>CSV</button>
+    <button type="button" onClick=${() => fetchAll("json")} disabled=${busy !== null}>JSON</button>
+    ${busy ? html` <span role="status">${busy}…</span>` : null}</p>`;
 }
