@@ -256,6 +256,11 @@ def test_spec_tables_are_one_line_a_row_and_hide_the_common_values(browser, orig
     page.get_by_test_id("common-values").get_by_text("build_system=python_pip").wait_for()
     variants = page.locator("table.specs td.variants").all_inner_texts()
     assert variants and all(v.startswith("backend=") and "build_system" not in v for v in variants)
+    # The tag each row belongs to is a column.
+    headers = page.locator("table.specs th").all_inner_texts()
+    column = [h.split()[0] for h in headers].index("tags")
+    tags = page.locator(f"table.specs tbody td:nth-child({column + 1})").all_inner_texts()
+    assert tags and set(tags) == {"develop"}
     page.get_by_test_id("common-values").get_by_role("link", name="show all").click()
     page.wait_for_url(re.compile(r"common=show"))
     page.locator("table.specs td.variants", has_text="build_system=python_pip").first.wait_for()

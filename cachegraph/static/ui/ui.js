@@ -136,7 +136,7 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true, 
       ${sortable("version", "version")}
       ${sortable("compiler", "compiler")}
       ${sortable(full ? "arch" : "target", "target")}
-      ${full ? html`<th>variants${hidden.length ? html` <small>(what differs)</small>` : null}</th><th>stacks</th>${sortable("size", "size")}` : null}
+      ${full ? html`<th>variants${hidden.length ? html` <small>(what differs)</small>` : null}</th><th>tags</th><th>stacks</th>${sortable("size", "size")}` : null}
     </tr></thead>
     <tbody>${specs.map((s) => {
       const shown = full ? s.variants.filter((v) => !skip.has(v)) : [];
@@ -149,6 +149,7 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true, 
         <td>${s.platform ? `${s.platform}-${s.os}-` : ""}${s.target.name}</td>
         ${full
           ? html`<td class="variants" title=${s.variants.join(" ")}>${shown.map((v) => html`<span class="chip">${v}</span>`)}</td>
+            <td class="stacks" title=${s.tags.map((t) => t.name).join(", ")}>${s.tags.map((t) => t.name).join(", ")}</td>
             <td class="stacks" title=${s.stacks.map((t) => t.name).join(", ")}>${s.stacks.map((t) => t.name).join(", ")}</td>
             <td class="num">${bytes(s.size)}</td>`
           : null}
