@@ -290,3 +290,47 @@ def test_a_table_downloads_every_row_as_csv_and_json(browser, origin):
     rows = json.loads(Path(got.value.path()).read_text())
     assert [r["hash"] for r in rows] == hashes
     watched.check_and_close()
+
+
+def test_views_keep_their_state_name_their_filters_set_titles_and_move_the_focus(browser, origin):
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/search?q=py-keras")
+    results = page.locator("div.results")
+    results.wait_for()
+    results.evaluate("el => { el.dataset.kept = 'yes'; }")
+    # A facet click: the same page, marked while it updates, then the new counts.
+    page.locator("section.facet[aria-label='targets'] .badge").first.click()
+    page.wait_for_url(re.compile(r"target="))
+    narrowed = ask(origin, '{ facets(filter: {satisfies: "py-keras", target: "aarch64"}) '
+                   "{ specCount } }")["facets"]["specCount"]  # fmt: skip
+    page.locator(".facets .total strong").get_by_text(f"{narrowed:,}", exact=True).wait_for()
+    assert results.get_attribute("data-kept") == "yes"
+    # The heading's filters, each removable, and clear all.
+    active = page.locator("p.active")
+    active.get_by_text("target=aarch64").wait_for()
+    active.get_by_role("link", name="clear all").click()
+    page.wait_for_url(re.compile(r"/ui/search\?q=py-keras$"))
+    assert page.locator("p.active").count() == 0
+    # Every view its own title.
+    titles = {}
+    for path in ["/", "/ui/search?q=mpich", "/ui/package/mpich", "/ui/spec/3uebtou",
+                 "/ui/diff?from=test&to=develop", "/ui/coverage", "/ui/status"]:  # fmt: skip
+        watched.open(path)
+        page.wait_for_function("document.title.includes('Spack Cache Graph')")
+        titles[path] = page.title()
+    assert len(set(titles.values())) == len(titles), titles
+    assert "mpich@4.1.1" in titles["/ui/spec/3uebtou"] and "mpich" in titles["/ui/package/mpich"]
+    # Following a link to another view moves the focus to its heading.
+    watched.open("/ui/search?mirror=mpigdb")
+    page.locator("table.specs a[href$='/ui/package/mpich']").click()
+    page.wait_for_url(re.compile(r"/ui/package/mpich"))
+    page.wait_for_function("document.activeElement.tagName === 'H1'")
+    # The first Tab stop is the skip link; it takes the focus to the results.
+    watched.open("/ui/search?q=py-keras")
+    page.locator("table.specs").wait_for()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to the results"
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.id === 'results'")
+    watched.check_and_close()

@@ -113,11 +113,11 @@ export function SpecResults({ filter, params, path, view, skip = [], marks, show
   const pager = html`<${Pager} connection=${specs} shown=${shown}
     first=${withParams(path, params, { after: null, from: null })}
     next=${withParams(path, params, { after: specs.pageInfo.endCursor, from: shown + specs.nodes.length })} />`;
-  return html`<div class="results">
+  return html`<div class="results" aria-busy=${loading ? "true" : "false"}>
     <${FacetPanel} facets=${facets} params=${params} path=${path} skip=${skip} />
-    <section class="table" aria-label="specs">
+    <section class="table" aria-label="specs" id="results">
       <${Warnings} warnings=${warnings} />
-      ${loading ? html`<${Loading} what="Updating" />` : null}
+      ${loading ? html`<p class="loading" role="status">Updating…</p>` : null}
       ${pager}
       ${common.length
         ? html`<p class="common" data-testid="common-values">${showCommon
@@ -242,6 +242,7 @@ export default function Search({ params }) {
     ${understood.notes.length
       ? html`<p class="hint">Understood <code>${q}</code> as: ${understood.notes.join("; ")}.</p>`
       : null}
+    <${ActiveFilters} params=${params} path="/ui/search" />
     <${PackageChoices} packages=${understood.packages} />
     <${SpecResults} filter=${filter} params=${params} path="/ui/search" view="search" />`;
 }
@@ -306,4 +307,17 @@ function Download({ variables }) {
     <button type="button" onClick=${() => fetchAll("csv")} disabled=${busy !== null}>CSV</button>
     <button type="button" onClick=${() => fetchAll("json")} disabled=${busy !== null}>JSON</button>
     ${busy ? html` <span role="status">${busy}…</span>` : null}</p>`;
+}
+
+/** The filters in force, each with a way to drop it, and one to drop them all. */
+export function ActiveFilters({ params, path }) {
+  const active = [];
+  for (const [param] of Object.values(FACETS)) for (const v of params.getAll(param)) active.push([param, v]);
+  for (const key of ["tag", "mirror", "platform"]) if (params.get(key)) active.push([key, params.get(key)]);
+  if (!active.length) return null;
+  return html`<p class="active" aria-label="filters">Filters:
+    ${active.map(([param, v]) => html`<span class="chip">${param}=${v}<a href=${withParams(path, params, {
+      [param]: params.getAll(param).filter((x) => x !== v), after: null, from: null,
+    })} aria-label=${`remove ${param}=${v}`}>×</a></span> `)}
+    <a href=${href(path, { q: params.get("q") || null })}>clear all</a></p>`;
 }

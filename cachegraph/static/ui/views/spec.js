@@ -1,7 +1,7 @@
 // A spec: every attribute, where it is cached, its DAG as a picture, what depends on it,
 // its nearest neighbours, and a diff against another spec.
 
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { navigate } from "../app.js";
 import { Dag } from "../dag.js";
 import {
@@ -52,6 +52,9 @@ export default function Spec({ argument: hash, params }) {
   const { data, error } = useQuery("Spec", { hash });
   const spec = data?.spec;
   usePainted(spec, "spec");
+  useEffect(() => {
+    if (spec) document.title = `${spec.package.name}@${spec.version} /${spec.shortHash} · Spec — Spack Cache Graph`;
+  }, [spec]);
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<${Loading} />`;
   if (!spec) {
