@@ -334,3 +334,59 @@ def test_views_keep_their_state_name_their_filters_set_titles_and_move_the_focus
     page.keyboard.press("Enter")
     page.wait_for_function("document.activeElement.id === 'results'")
     watched.check_and_close()
+
+
+@pytest.mark.parametrize(
+    "viewport",
+    [{"width": 1280, "height": 800}, {"width": 390, "height": 844}],
+    ids=["wide", "phone"],
+)
+def test_the_dag_opens_on_its_root_fits_zooms_and_marks_what_no_cache_holds(
+    browser, origin, viewport
+):
+    def inside(locator, frame) -> bool:
+        a, f = locator.bounding_box(), frame.bounding_box()
+        return (a["x"] >= f["x"] - 1 and a["y"] >= f["y"] - 1
+                and a["x"] + a["width"] <= f["x"] + f["width"] + 1
+                and a["y"] + a["height"] <= f["y"] + f["height"] + 1)  # fmt: skip
+
+    watched = Watched(browser, origin, viewport)
+    page = watched.page
+    watched.open("/ui/spec/3uebtou")  # mpich: 35 nodes
+    frame = page.locator(".dag-frame")
+    root = page.locator(".dag a.node.root")
+    root.wait_for(timeout=10_000)
+    assert inside(root, frame)
+    # Fit: every node in the frame.
+    page.get_by_role("button", name="fit").click()
+    nodes = page.locator(".dag a.node")
+    assert nodes.count() == 35
+    assert all(inside(nodes.nth(i), frame) for i in range(nodes.count()))
+    # Zoom in: the picture grows; "root" brings the root back.
+    before = root.bounding_box()["width"]
+    page.get_by_role("button", name="zoom in").click()
+    page.get_by_role("button", name="zoom in").click()
+    assert root.bounding_box()["width"] > before * 1.4
+    page.get_by_role("button", name="root").click()
+    assert inside(root, frame)
+    # Keys: the frame takes the focus; "+" zooms, "0" fits again.
+    frame.focus()
+    width = root.bounding_box()["width"]
+    page.keyboard.press("+")
+    assert root.bounding_box()["width"] > width
+    page.keyboard.press("0")
+    assert all(inside(nodes.nth(i), frame) for i in range(nodes.count()))
+    # The counts and the edges drawn agree; the reduction says what it left out of the root's.
+    direct = ask(origin, '{ spec(hash: "3uebtou") { dependencyCount } }')["spec"]
+    drawn = page.locator(".dag path.edge").count()
+    assert f"35 nodes, {drawn} edges drawn" in page.locator(".dag figcaption").inner_text()
+    note = page.get_by_test_id("dag-reduced")
+    if note.count():
+        assert f"the root has {direct['dependencyCount']} direct dependencies" in note.inner_text()
+    # A node no loaded cache holds (an external) is marked: libdwarf's gcc.
+    watched.open("/ui/spec/u5uz3dcch5if4eve4sef67o2rf2lbfgh")
+    uncached = page.locator(".dag a.node.uncached")
+    uncached.first.wait_for(timeout=10_000)
+    assert [uncached.nth(i).get_attribute("aria-label").split("@")[0]
+            for i in range(uncached.count())] == ["gcc"]  # fmt: skip
+    watched.check_and_close()
