@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -390,3 +392,47 @@ def test_the_dag_opens_on_its_root_fits_zooms_and_marks_what_no_cache_holds(
     assert [uncached.nth(i).get_attribute("aria-label").split("@")[0]
             for i in range(uncached.count())] == ["gcc"]  # fmt: skip
     watched.check_and_close()
+
+
+def test_the_heatmap_reads_at_thirty_stacks(browser, tmp_path, shared_data):
+    # The largest set of stacks at hand: the public site's 30 and root, in realistic pages.
+    subprocess.run([sys.executable, "-m", "cachegraph.cli", "synth", str(tmp_path), "--specs",
+                    "3000", "--tags", "1"], check=True, capture_output=True)  # fmt: skip
+    with serving("--data", str(tmp_path), "--data", str(shared_data)) as origin:
+        stacks = [s["name"] for s in ask(origin, '{ stacks(tag: "develop") { name } }')["stacks"]]
+        assert len(stacks) >= 30 and "root" in stacks
+        watched = Watched(browser, origin)
+        page = watched.page
+        watched.open("/?tag=develop")
+        chart = page.locator(".overlap .chart svg:has(g[aria-label='cell'])")
+        chart.wait_for(timeout=30_000)
+        # root (the whole tag) is left out; every other stack labels a row, none clipped.
+        frame = chart.bounding_box()
+        labels = page.locator(".overlap .chart svg g[aria-label='y-axis tick label'] text")
+        names = labels.evaluate_all("ts => ts.map(t => t.textContent)")
+        assert sorted(names) == sorted(s for s in stacks if s != "root")
+        for axis in ("x", "y"):
+            ticks = page.locator(f".overlap .chart svg g[aria-label='{axis}-axis tick label'] text")
+            for box in ticks.evaluate_all("ts => ts.map(t => t.getBoundingClientRect().toJSON())"):
+                assert box["x"] >= frame["x"] - 1 and box["y"] >= frame["y"] - 1
+                assert box["x"] + box["width"] <= frame["x"] + frame["width"] + 1
+                assert box["y"] + box["height"] <= frame["y"] + frame["height"] + 1
+        assert "quantiles" in page.locator(".overlap .chart").inner_text()
+        assert "root" not in page.locator("ol.pairs").inner_text()
+        # One tab stop for the cells; the arrow keys move; Enter opens the pair.
+        first = page.locator(".overlap .chart rect[tabindex='0']")
+        assert first.count() == 1
+        first.focus()
+        page.keyboard.press("ArrowRight")
+        focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
+        assert " ∩ " in focused
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/ui/search\?stack="))
+        a, b = focused.split(":")[0].split(" ∩ ")
+        assert sorted(re.findall(r"stack=([^&]+)", page.url)) == sorted([a, b])
+        # root comes back when asked for.
+        watched.open("/?tag=develop")
+        page.get_by_label("the stack root").check()
+        page.locator(".overlap .chart svg g[aria-label='y-axis tick label'] text",
+                     has_text="root").first.wait_for()  # fmt: skip
+        watched.check_and_close()

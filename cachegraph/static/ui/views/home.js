@@ -1,5 +1,6 @@
 // Home: the cache at a glance -- totals, tags, stacks, mirrors, and how stacks overlap.
 
+import { useState } from "preact/hooks";
 import { heatmap } from "../charts.js";
 import { navigate } from "../app.js";
 import {
@@ -94,11 +95,15 @@ export default function Home({ params }) {
 /** The heatmap of shared specs (Jaccard as colour), and the largest pairs as links. */
 function Overlaps({ stacks, overlaps, tag }) {
   const shared = (a, b) => href("/ui/search", { stack: [a, b], tag: tag ?? undefined });
+  // "root" is the whole tag (every spec is in it): left out unless asked for.
+  const [withRoot, setWithRoot] = useState(false);
+  const kept = (name) => withRoot || name !== "root";
+  const shown = overlaps.filter((o) => kept(o.stacks[0].name) && kept(o.stacks[1].name));
   const ref = useDrawn(
     (element) =>
       heatmap(element, {
-        names: stacks.map((s) => s.name),
-        pairs: overlaps.map((o) => ({
+        names: stacks.map((s) => s.name).filter(kept),
+        pairs: shown.map((o) => ({
           a: o.stacks[0].name,
           b: o.stacks[1].name,
           shared: o.sharedSpecCount,
@@ -106,11 +111,18 @@ function Overlaps({ stacks, overlaps, tag }) {
         })),
         open: (a, b) => navigate(shared(a, b)),
       }),
-    [overlaps],
+    [overlaps, withRoot],
   );
-  const top = overlaps.slice(0, 10);
+  const top = shown.slice(0, 10);
+  const hasRoot = stacks.some((s) => s.name === "root");
   return html`<div class="overlap">
-    <div class="chart" ref=${ref} aria-label="stack overlap heatmap"></div>
+    <div>
+      ${hasRoot
+        ? html`<label class="toggle"><input type="checkbox" checked=${withRoot} onChange=${(e) => setWithRoot(e.target.checked)} />
+            the stack <code>root</code> (every spec of the tag)</label>`
+        : null}
+      <div class="chart scroll" ref=${ref} aria-label="stack overlap heatmap: one tab stop, arrow keys move between cells, Enter opens"></div>
+    </div>
     <div>
       <h3>Most shared</h3>
       ${top.length === 0
