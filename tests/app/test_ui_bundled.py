@@ -328,6 +328,14 @@ def test_views_keep_their_state_name_their_filters_set_titles_and_move_the_focus
     page.locator("table.specs a[href$='/ui/package/mpich']").click()
     page.wait_for_url(re.compile(r"/ui/package/mpich"))
     page.wait_for_function("document.activeElement.tagName === 'H1'")
+    # The arrow keys on home's tag picker change the tag and leave the focus on the picker.
+    watched.open("/")
+    picker = page.get_by_label("tag", exact=True)
+    picker.focus()
+    page.keyboard.press("ArrowDown")
+    page.wait_for_url(re.compile(r"\?tag="))
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("document.activeElement.tagName === 'SELECT'")
     # The first Tab stop is the skip link; it takes the focus to the results.
     watched.open("/ui/search?q=py-keras")
     page.locator("table.specs").wait_for()

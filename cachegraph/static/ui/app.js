@@ -30,7 +30,7 @@ let rerender = () => {};
 
 // Views kept on the screen while their filters change (a facet click): they show the last
 // answer, marked as updating, until the new one comes.
-const KEEP = new Set(["search", "package", "status"]);
+const KEEP = new Set(["home", "search", "package", "status"]);
 
 /** Go to an explorer URL without reloading the page. */
 export function navigate(url, { replace = false } = {}) {

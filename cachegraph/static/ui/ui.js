@@ -44,6 +44,9 @@ export function usePainted(ready, view) {
 // -- formats -----------------------------------------------------------------------------
 
 // Not Intl.NumberFormat: making one loads locale data, 50 ms of a first paint here.
+/** "1 spec", "2 specs": a count and its noun. */
+export const counted = (n, noun, plural = `${noun}s`) => `${count(n)} ${n === 1 ? noun : plural}`;
+
 export const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 export function bytes(n) {

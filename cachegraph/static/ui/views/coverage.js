@@ -67,7 +67,7 @@ export function weather(coverage, facts) {
   const weight = hits.reduce((sum, e) => sum + (e.spec?.size ?? 0), 0);
   const counted = hits.length + misses.length;
   const share = counted ? `${((100 * hits.length) / counted).toFixed(1)}%` : "0%";
-  let summary = `${share} cached: ${count(hits.length)} of ${count(counted)} specs; ${weight ? bytes(weight) : "0 B"} to download`;
+  let summary = `${share} cached: ${count(hits.length)} of ${count(counted)} ${counted === 1 ? "spec" : "specs"}; ${weight ? bytes(weight) : "0 B"} to download`;
   if (apart.length) summary += `; ${count(apart.length)} externals apart (never fetched from a cache)`;
   return { hits, misses, apart, needed, summary };
 }

@@ -10,6 +10,7 @@ import {
   Stat,
   bytes,
   count,
+  counted,
   href,
   html,
   useDrawn,
@@ -129,7 +130,7 @@ function Overlaps({ stacks, overlaps, tag }) {
         ? html`<p>No two stacks share a spec.</p>`
         : html`<ol class="pairs">${top.map(
             (o) => html`<li><a href=${shared(o.stacks[0].name, o.stacks[1].name)}>
-              ${o.stacks[0].name} ∩ ${o.stacks[1].name}</a>: ${count(o.sharedSpecCount)} specs
+              ${o.stacks[0].name} ∩ ${o.stacks[1].name}</a>: ${counted(o.sharedSpecCount, "spec")}
               (Jaccard ${o.jaccard.toFixed(2)})</li>`,
           )}</ol>`}
     </div>

@@ -74,7 +74,7 @@ export function withParams(path, params, changes) {
 
 export function FacetPanel({ facets, params, path, skip = [] }) {
   return html`<aside class="facets" aria-label="facets">
-    <p class="total"><strong>${count(facets.specCount)}</strong> specs</p>
+    <p class="total"><strong>${count(facets.specCount)}</strong> ${facets.specCount === 1 ? "spec" : "specs"}</p>
     ${Object.entries(FACETS)
       .filter(([facet]) => !skip.includes(facet) && facets[facet]?.length)
       .map(([facet, [param, , several]]) => {
