@@ -28,7 +28,14 @@ class LoadStatus:
 
 
 def record_load(G: CacheGraph, status: LoadStatus) -> None:
-    """Keep how ``G`` was loaded with it (the server does, once a load is done)."""
+    """Keep how ``G`` was loaded with it (the server does, once a load is done).
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> record_load(G, LoadStatus(LoadReport(mirrors=1), snapshot="/var/cg.snap"))
+    >>> load_status(G).snapshot, load_status(G).from_snapshot
+    ('/var/cg.snap', False)
+    """
     G.memo[_KEY] = status
 
 
