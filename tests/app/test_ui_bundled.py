@@ -131,6 +131,10 @@ def test_search_forgives_case_parts_of_names_attribute_values_hashes_and_plus(br
         search(watched, text)
         page.wait_for_url(re.compile(r"/ui/spec/3uebtou"))
         page.locator("h1").get_by_text("mpich").wait_for()
+    # A hash no loaded spec has: said in words, with a way on (no API jargon).
+    watched.open("/ui/spec/" + "a" * 32)
+    page.get_by_text("No loaded spec has this hash").wait_for()
+    assert "nearest(" not in page.locator("main").inner_text()
     # A "+" typed into the address is a plus (a variant), not a space.
     watched.open("/ui/search?q=mpich+fortran %gcc@12:")
     page.locator("h1 code").get_by_text("mpich+fortran %gcc@12:", exact=True).wait_for()

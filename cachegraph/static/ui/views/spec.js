@@ -51,15 +51,16 @@ export function Commands({ hash, name, mirrors, tag }) {
 export default function Spec({ argument: hash, params }) {
   const { data, error } = useQuery("Spec", { hash });
   const spec = data?.spec;
-  usePainted(spec, "spec");
+  usePainted(data, "spec");
   useEffect(() => {
     if (spec) document.title = `${spec.package.name}@${spec.version} /${spec.shortHash} · Spec — Spack Cache Graph`;
   }, [spec]);
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<${Loading} />`;
   if (!spec) {
-    return html`<h1>/${hash}</h1><p>No loaded spec has this hash.</p>
-      <${Neighbours} hash=${hash} params=${params} missing=${true} />`;
+    return html`<h1>/${hash}</h1><p>No loaded spec has this hash (it may be a spec of a cache
+      or a tag this server does not load). <a href=${href("/ui/search", { q: hash.slice(0, 7) })}>Search for /${hash.slice(0, 7)}</a>,
+      or <a href=${href("/ui/status")}>see what is loaded</a>.</p>`;
   }
   const tags = spec.stacksByTag;
   const path = `/ui/spec/${spec.hash}`;
