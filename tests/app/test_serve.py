@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SEEDS
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_serve_answers_on_the_shared_data(serve, shared_data, data_graph):
 
 
 def test_the_example_client_talks_to_a_real_server(serve):
-    port = serve()
+    port = serve("--data", str(SEEDS))
     client = ROOT / "examples" / "client.py"
     result = subprocess.run(
         [sys.executable, str(client), f"http://127.0.0.1:{port}/graphql", "22xqlom"],
@@ -133,7 +133,7 @@ def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):
 
 
 def test_a_body_that_never_arrives_is_refused_after_body_timeout(serve):
-    port = serve("--body-timeout", "1")
+    port = serve("--body-timeout", "1", "--data", str(SEEDS))
     with socket.create_connection(("127.0.0.1", port), timeout=10) as held:
         # Headers promising 100 bytes, then one, then nothing: a stalled client.
         held.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
