@@ -135,6 +135,10 @@ def test_search_forgives_case_parts_of_names_attribute_values_hashes_and_plus(br
     watched.open("/ui/spec/" + "a" * 32)
     page.get_by_text("No loaded spec has this hash").wait_for()
     assert "nearest(" not in page.locator("main").inner_text()
+    # A tag diff from a tag no one loaded says so (no "681 added from nope").
+    watched.open("/ui/diff?from=nope&to=develop")
+    page.get_by_role("alert").get_by_text("No loaded tag is named").wait_for()
+    assert page.locator(".summary").count() == 0
     # A "+" typed into the address is a plus (a variant), not a space.
     watched.open("/ui/search?q=mpich+fortran %gcc@12:")
     page.locator("h1 code").get_by_text("mpich+fortran %gcc@12:", exact=True).wait_for()
