@@ -1,44 +1,42 @@
 """Take the README's screenshots of the web explorer: each view at 1280x800, in headless
-Chromium, on the seeds, ../shared/data's pages and ../shared/mirrors' build caches.
+Chromium, on the bundled data (``cachegraph serve`` with no flags: seeds/).
 
     python bench/screenshots.py            # into docs/screenshots/
 """
 
 from __future__ import annotations
 
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.app.test_ui import a_lockfile, views  # noqa: E402
+from cachegraph.sources import default_lockfile  # noqa: E402
 from tests.browser import chromium, serving  # noqa: E402
-from tests.conftest import SEEDS, SHARED_DATA, SHARED_MIRRORS  # noqa: E402
-from tests.mirrors import serve_arguments  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
-#: what each view shows in its picture: a constraint with facets, a diff beside the DAG...
+#: each view, at an address that shows its parts on the bundled data
 SHOWN = {
-    "search": "/ui/search?q=hipblas%20%25gcc",
-    "diff": "/ui/diff?from=v0.21.0&to=develop",
+    "home": "/?tag=develop",
+    "search": "/ui/search?q=keras%20ubuntu24.04",
+    "package": "/ui/package/py-keras",
+    "spec": "/ui/spec/3uebtou",
+    "diff": "/ui/diff?from=test&to=develop",
+    "coverage": "/ui/coverage",
+    "status": "/ui/status",
 }
 
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    data = ["--data", str(SEEDS), "--data", str(SHARED_DATA), *serve_arguments(SHARED_MIRRORS)]
-    with serving(*data) as origin, chromium() as browser:
+    with serving() as origin, chromium() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
-        for name, (path, _) in views(origin).items():
-            page.goto(origin + SHOWN.get(name, path))
+        for name, path in SHOWN.items():
+            page.goto(origin + path)
             page.locator("html[data-painted]").wait_for(timeout=30_000)
             if name == "coverage":
-                lockfile = Path(tempfile.mkdtemp()) / "spack.lock"
-                lockfile.write_text(json.dumps(a_lockfile(SHARED_MIRRORS)))
-                page.get_by_label("spack.lock file").set_input_files(str(lockfile))
+                page.get_by_label("spack.lock file").set_input_files(str(default_lockfile()))
                 page.get_by_test_id("coverage-summary").wait_for(timeout=30_000)
             page.wait_for_timeout(1500)  # charts, lookalikes, neighbours
             page.screenshot(path=str(OUT / f"{name}.png"))

@@ -143,7 +143,7 @@ def main() -> int:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     rows = []
-    server = Server(ROOT / "seeds")
+    server = Server(ROOT / "seeds" / "pages")
     try:
         rows += measure("seeds", server, args.repeat, None)
     finally:

@@ -302,7 +302,7 @@ def coverage(args: argparse.Namespace) -> int:
     from cachegraph.graph.sources import lockfiles
     from cachegraph.graph.sources.files import read_regular
 
-    from .printing import coverage_table, record
+    from .printing import coverage_table, record, terminal_text, weather
 
     try:
         # As the server takes a lockfile: at most its body limit, never waiting on a FIFO.
@@ -330,7 +330,13 @@ def coverage(args: argparse.Namespace) -> int:
         _say("coverage", f"{args.lockfile}: {exc}")
         return 1
     if args.json:
+        forecast = weather(found, env)
         print(json.dumps({
+            "summary": forecast.summary(),
+            "missesByDependents": [
+                {"hash": e.hash, "dependents": forecast.dependents[e.hash]}
+                for e in forecast.misses
+            ],
             "total": len(found.entries), "hits": len(found.hits),
             "misses": len(found.misses), "externals": len(found.externals),
             "hitBytes": found.hit_bytes, "hitsOfUnknownSize": found.unknown_sizes,
@@ -345,7 +351,7 @@ def coverage(args: argparse.Namespace) -> int:
             } for e in found.entries],
         }, indent=2))  # fmt: skip
     else:
-        print(terminal_text(coverage_table(found, nearest)))
+        print(terminal_text(coverage_table(found, nearest, env)))
     return _answered_despite("coverage", report)
 
 

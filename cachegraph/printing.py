@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from itertools import groupby
 
-from cachegraph.graph.questions.coverage import Coverage
+from cachegraph.graph.questions.coverage import Coverage, Entry
 from cachegraph.graph.questions.dependencies import dependency_edges
 from cachegraph.graph.questions.likeness import Difference, Nearness
+from cachegraph.graph.sources.lockfiles import Environment
 from cachegraph.graph.spack.names import version_key
 from cachegraph.graph.store.records import SpecRecord
 from cachegraph.graph.store.view import CacheGraph
@@ -186,43 +188,104 @@ def terminal_text(text: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]]) -> str:
-    """An environment's specs, one line each: hit (where) or miss (why, and the nearest).
+def dependents_in(env: Environment) -> dict[str, int]:
+    """How many specs of the environment depend on each, directly or not: the misses that
+    hold most of it back rank first.
+
+    >>> env = Environment(4, ("a",), {"a": None, "b": None, "c": None},
+    ...                   {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
+    >>> dependents_in(env)
+    {'a': 0, 'b': 1, 'c': 2}
+    """
+    users: dict[str, list[str]] = {h: [] for h in env.specs}
+    for hash, deps in env.dependencies.items():
+        for _, dep in deps:
+            if dep in users and dep != hash:
+                users[dep].append(hash)
+    counts = {}
+    for hash in env.specs:
+        seen: set[str] = set()
+        todo = list(users[hash])
+        while todo:
+            user = todo.pop()
+            if user not in seen:
+                seen.add(user)
+                todo.extend(users[user])
+        counts[hash] = len(seen)
+    return counts
+
+
+@dataclass(frozen=True)
+class Weather:
+    """An environment's coverage as ``guix weather`` reports a channel's: the share cached,
+    what it downloads, externals apart, and the misses ranked by what depends on them."""
+
+    hits: list[Entry]
+    #: most depended on first
+    misses: list[Entry]
+    externals: list[Entry]
+    dependents: dict[str, int]
+    #: what the hits weigh, or that it is unknown (never 0 bytes for a size unknown)
+    download: str
+
+    @property
+    def counted(self) -> int:
+        return len(self.hits) + len(self.misses)
+
+    def summary(self) -> str:
+        """One line: ``43.4% cached: 2,658 of 6,128 specs; 7.0 GB to download; 14 externals
+        apart``."""
+        share = f"{100 * len(self.hits) / self.counted:.1f}%" if self.counted else "0%"
+        line = f"{share} cached: {len(self.hits):,} of {self.counted:,} specs; {self.download}"
+        if self.externals:
+            line += f"; {len(self.externals):,} externals apart (never fetched from a cache)"
+        return line
+
+
+def weather(found: Coverage, env: Environment) -> Weather:
+    """The coverage of ``env`` with its externals apart and its misses ranked."""
+    dependents = dependents_in(env)
+    misses = sorted(
+        found.misses, key=lambda e: (-dependents.get(e.hash, 0), _short(e.wanted), e.hash)
+    )
+    return Weather(found.hits, misses, found.externals, dependents, _download(found))
+
+
+def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]], env: Environment) -> str:
+    """An environment's coverage as ``guix weather`` words it: the summary line, the misses
+    (most depended on first: why, and the nearest), the hits (where), the externals apart.
 
     ``nearest``: hash -> the nearest cached specs of each miss.
     """
-    hits, externals = len(found.hits), len(found.externals)
-    total = len(found.entries)
+    report = weather(found, env)
     by_hash = {e.hash: e for e in found.entries}
-    share = f" ({hits / (total - externals):.0%})" if total > externals else ""
-    apart = f", {externals} external" if externals else ""
     lines = [
-        f"{total} concrete specs: {hits} cached{share}, {len(found.misses)} missing{apart}; "
-        f"{_download(found)}",
+        report.summary(),
         "roots cached with their whole DAG: "
         + (", ".join(f"{_short(by_hash[r].wanted)}/{r[:7]}" for r in found.cached_roots) or "none"),
-        "",
-        f"{'hash':<8} {'spec':<32} {'':<4} where / why",
     ]
-    for e in found.entries:
-        name = _short(e.wanted) or "?"
-        if e.spec is not None:
-            where = ", ".join(sorted(e.spec.mirrors)) or ", ".join(
-                f"{tag}/{s}"
-                for tag, stacks in sorted(e.spec.stacks.items())
-                for s in sorted(stacks)
-            )
-            size = f" ({_bytes(e.spec.size)})" if e.spec.size is not None else " (size unknown)"
-            lines.append(f"{e.hash[:7]:<8} {name:<32} {'hit':<4} {where}{size}")
-            continue
-        if e.external:
-            lines.append(f"{e.hash[:7]:<8} {name:<32} {'ext':<4} {e.reason}")
-            continue
+    if report.misses:
+        lines += ["", f"missing ({len(report.misses):,}), the most depended on first:",
+                  f"{'hash':<8} {'spec':<32} {'needed by':>9}  why"]  # fmt: skip
+    for e in report.misses:
         near = nearest.get(e.hash) or []
         hint = "; nearest: " + ", ".join(
             f"{n.spec.hash[:7]} {_short(n.spec)} ({n.distance:g})" for n in near
         ) if near else ""  # fmt: skip
-        lines.append(f"{e.hash[:7]:<8} {name:<32} {'miss':<4} {e.reason}{hint}")
+        needed = report.dependents.get(e.hash, 0)
+        name = _short(e.wanted) or "?"
+        lines.append(f"{e.hash[:7]:<8} {name:<32} {needed:>9}  {e.reason}{hint}")
+    if report.hits:
+        lines += ["", f"cached ({len(report.hits):,}):", f"{'hash':<8} {'spec':<32} where"]
+    for e in report.hits:
+        where = ", ".join(sorted(e.spec.mirrors)) or ", ".join(
+            f"{tag}/{s}" for tag, stacks in sorted(e.spec.stacks.items()) for s in sorted(stacks)
+        )
+        size = f" ({_bytes(e.spec.size)})" if e.spec.size is not None else " (size unknown)"
+        lines.append(f"{e.hash[:7]:<8} {_short(e.wanted) or '?':<32} {where}{size}")
+    if report.externals:
+        lines += ["", f"externals ({len(report.externals):,}), never fetched from a cache:"]
+        lines.append(", ".join(f"{_short(e.wanted) or '?'}/{e.hash[:7]}" for e in report.externals))
     return "\n".join(lines)
 
 

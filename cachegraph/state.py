@@ -21,10 +21,11 @@ import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
 from cachegraph.graph.questions.counts import precompute, stats
+from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources.reader import collector_paused
 
 from .progress import ProgressLine
-from .sources import default_data
+from .sources import default_data, default_mirrors
 
 log = logging.getLogger("cachegraph")
 
@@ -38,8 +39,15 @@ class DataSources:
     #: a snapshot file to restart from while the sources are unchanged, and to write
     snapshot: str = ""
 
+    def bundled(self) -> bool:
+        """Whether nothing was given: the bundled pages and mirrors are served."""
+        return not self.paths and not self.mirrors
+
     def resolved_paths(self) -> list[str]:
-        return self.paths or ([] if self.mirrors else [str(default_data())])
+        return [str(default_data())] if self.bundled() else self.paths
+
+    def resolved_mirrors(self) -> list[MirrorSource]:
+        return default_mirrors() if self.bundled() else self.mirrors
 
 
 def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
@@ -49,9 +57,9 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
     served; empty when there is none to write (no snapshot asked, or read from it).
     """
     started = time.perf_counter()
-    paths = sources.resolved_paths()
+    paths, mirrors = sources.resolved_paths(), sources.resolved_mirrors()
     with collector_paused():
-        pending = snapshot.fingerprinting(paths, sources.mirrors) if sources.snapshot else None
+        pending = snapshot.fingerprinting(paths, mirrors) if sources.snapshot else None
         found = snapshot.load(sources.snapshot, pending) if pending else None
         key = ""
         if found is not None:
@@ -63,13 +71,17 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
             # while this process lists them.
             progress = ProgressLine()
             ready = pending.result if pending else None
-            graph, report = load(paths, sources.mirrors, progress=progress, before_reading=ready)
+            graph, report = load(paths, mirrors, progress=progress, before_reading=ready)
             progress.done()
             key = pending.result() if pending else ""
         # Set the new objects aside before the collector runs again: else its
         # first run scans them all.
         gc.freeze()
     report.seconds = round(time.perf_counter() - started, 3)
+    loaded = LoadStatus(
+        report, tuple(paths), sources.snapshot, found is not None, time.time(), sources.bundled()
+    )
+    record_load(graph, loaded)
     log_problems(report)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)
     return graph, report, key

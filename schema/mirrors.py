@@ -36,9 +36,27 @@ class Mirror(Node):
         "(v3/manifests and blobs)."
     )
 
+    signed: bool = strawberry.field(
+        description="Whether its spec files are signed: clearsigned spec files or published "
+        "keys (`spack buildcache keys --install --trust` before installing from it); unsigned "
+        "mirrors need `spack install --no-check-signature` or a mirror added with `--unsigned`."
+    )
+    errors: int = strawberry.field(
+        description="Errors met reading it (each is in `loadStatus.problems(under: location)`); "
+        "a mirror with errors may hold fewer specs than it should."
+    )
+    warnings: int = strawberry.field(description="Warnings met reading it.")
+
     @classmethod
     def is_type_of(cls, obj: object, info: object) -> bool:
         return isinstance(obj, MirrorInfo | cls)
+
+    @strawberry.field(
+        description="Its root as a URL, as `spack mirror add NAME URL` wants it (the folder "
+        "holding build_cache/ or v3/; a local path as a file:// URL)."
+    )
+    def url(self: MirrorInfo) -> str:
+        return holdings.mirror_url(self)
 
     # Resolvers get the MirrorInfo as ``self``.
     @strawberry.field

@@ -21,6 +21,7 @@ from .nodes import Node, parse_global_id
 from .packages import Package, PackageQueries, find_package
 from .specs import Spec, SpecQueries
 from .stacks import Stack, StackQueries, find_stack
+from .status import StatusQueries
 from .tags import Tag, TagQueries, find_tag
 
 log = logging.getLogger("cachegraph.errors")
@@ -60,6 +61,7 @@ Query = merge_types(
         FacetQueries,
         CoverageQueries,
         DiffQueries,
+        StatusQueries,
     ),
 )
 

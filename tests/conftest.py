@@ -15,7 +15,7 @@ from graphql import parse
 from cachegraph.execution import compiled
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = ROOT / "seeds"
+SEEDS = ROOT / "seeds" / "pages"
 SHARED = ROOT.parent / "shared"
 SHARED_DATA = SHARED / "data"
 SHARED_MIRRORS = SHARED / "mirrors"

@@ -44,3 +44,20 @@ def test_the_wheel_builds_without_warnings_and_states_its_license_in_spdx(tmp_pa
     with zipfile.ZipFile(wheel) as z:
         metadata = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
     assert "License-Expression: Apache-2.0 OR MIT" in metadata.splitlines()
+
+
+def test_the_bundled_data_is_installed_whole(tmp_path):
+    """A build of the package holds every file of seeds/: the server serves the same
+    bundle from a wheel as from a checkout."""
+    subprocess.run(
+        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build",
+         "--build-base", str(tmp_path)],
+        cwd=ROOT, capture_output=True, check=True,
+    )  # fmt: skip
+    built = next(tmp_path.glob("lib*/cachegraph/seeds"))
+    tracked = subprocess.run(
+        ["git", "ls-files", "seeds"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert tracked, "seeds/ is not tracked"
+    missing = [p for p in tracked if not (built / p.removeprefix("seeds/")).is_file()]
+    assert missing == []

@@ -1,5 +1,5 @@
-"""Every GraphQL example in the README answers: on the bundled seeds, or, for the ones that
-need dependency DAGs, on the shared spec files and a real mirror."""
+"""Every GraphQL example in the README answers with data on the bundled data alone, as
+``cachegraph serve`` with no flags loads it (``seeds/``: pages, mirrors and a spack.lock)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ import json
 import re
 
 import pytest
-from cachegraph.graph import MirrorSource, load
+from cachegraph.graph import CacheGraph
 
-from tests.conftest import ROOT, SHARED, execute
+from cachegraph.sources import default_lockfile
+from cachegraph.state import DataSources, load_sources
+from tests.conftest import ROOT, execute
 
 EXAMPLES = re.findall(r"```graphql\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-NEEDS_DAGS = ("dependencies", "mirrors", "coverage", "specDiff", "tagDiff")
-#: the lockfile the coverage example is given (its $lock)
-LOCKFILE = SHARED / "lockfiles" / "robertu94+mpigdb.spack.lock"
 
 
 def empty(value) -> bool:
@@ -22,9 +21,10 @@ def empty(value) -> bool:
 
 
 @pytest.fixture(scope="module")
-def dag_graph(shared_data, shared_mirrors):
-    unsigned = MirrorSource("test", "e4s", shared_mirrors / "v2_layout" / "unsigned")
-    return load([shared_data], [unsigned])[0]
+def bundled_graph() -> CacheGraph:
+    graph, report, _ = load_sources(DataSources())
+    assert [str(p) for p in report.problems] == []
+    return graph
 
 
 def test_the_readme_has_examples():
@@ -34,10 +34,8 @@ def test_the_readme_has_examples():
 @pytest.mark.parametrize(
     "example", EXAMPLES, ids=[e.split("{")[1].split("(")[0].strip() for e in EXAMPLES]
 )
-def test_each_readme_example_answers(example, request, seeds_graph):
-    needs = any(word in example for word in NEEDS_DAGS)
-    graph = request.getfixturevalue("dag_graph") if needs else seeds_graph
-    variables = {"lock": json.loads(LOCKFILE.read_text())} if "$lock" in example else None
-    result = execute(graph, example, variables)
+def test_each_readme_example_answers_on_the_bundled_data(example, bundled_graph):
+    variables = {"lock": json.loads(default_lockfile().read_text())} if "$lock" in example else None
+    result = execute(bundled_graph, example, variables)
     assert "errors" not in result, result
     assert [name for name, value in result["data"].items() if empty(value)] == []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import numpy as np
 
@@ -29,6 +31,31 @@ def mirrors_of(G: CacheGraph, hash: str) -> list[MirrorInfo]:
     """
     spec = G.spec(hash)
     return [] if spec is None else [G.mirrors[m] for m in sorted(spec.mirrors)]
+
+
+def mirror_url(mirror: MirrorInfo) -> str:
+    """The mirror's root as ``spack mirror add NAME URL`` wants it: the folder that holds
+    ``build_cache/`` (v2; Spack adds ``build_cache/`` itself) or ``v3/``, as a URL.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> info = example_graph().mirrors["develop/e4s"]
+    >>> from dataclasses import replace
+    >>> mirror_url(replace(info, location="/srv/e4s/build_cache"))
+    'file:///srv/e4s'
+    >>> mirror_url(replace(info, location="/srv/e4s/build_cache/index.json"))
+    'file:///srv/e4s'
+    >>> mirror_url(replace(info, location="/srv/my mirror", layout="v3"))
+    'file:///srv/my%20mirror'
+    """
+    path = PurePosixPath(mirror.location)
+    if mirror.layout == "v2":
+        if path.suffix == ".json":
+            path = path.parent
+        if path.name == "build_cache":
+            path = path.parent
+    if not path.is_absolute():  # read from the server's folder
+        path = PurePosixPath(os.path.abspath(path))
+    return path.as_uri()
 
 
 @dataclass(frozen=True)

@@ -204,6 +204,8 @@ class MirrorRead:
 
     layout: str
     location: str
+    #: its spec files are clearsigned, or it publishes the keys that signed them
+    signed: bool = False
     #: (path, chunks) of the index: each chunk hash -> its record ({"spec": node, ...})
     index: tuple[Path, Iterator[dict]] | None = None
     #: (path, spec document) of the spec files read beside or instead of the index
@@ -264,6 +266,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
         names = []
     if read.index is None and not names:
         read.problem(folder, "not a build cache: no index.json and no spec files")
+    read.signed = (folder / "_pgp").is_dir() or any(n.endswith(".sig") for n in names)
     stems: dict[str, str] = {}
     for name in names:
         found = _HASH_AT_END.search(name)
@@ -375,6 +378,7 @@ def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[s
 
 def _read_v3(root: Path, view: str = "") -> MirrorRead:
     read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
+    read.signed = (root / "v3" / "manifests" / "key").is_dir()
     layout = root / "v3" / "layout.json"
     data = _bytes(read, layout, MAX_SMALL_FILE_BYTES)
     if data is not None:

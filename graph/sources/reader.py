@@ -19,7 +19,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
@@ -410,9 +410,9 @@ class Reader:
             return
         self.report.mirrors += 1
         self.tags.add(source.tag)
-        code = self.builder.add_mirror(
-            MirrorInfo(name, read.location, read.layout, source.tag, source.stack)
-        )
+        info = MirrorInfo(name, read.location, read.layout, source.tag, source.stack, read.signed)
+        code = self.builder.add_mirror(info)
+        at, before = len(self.builder.mirrors) - 1, len(self.keyed)
         holding: list[str] = []
         listed: set[str] = set()
         tarballs: dict[str, tuple[str, float | None]] = {}
@@ -442,6 +442,10 @@ class Reader:
         found = [tarballs.get(h, ("", None)) for h in holding]
         sizes = [np.nan if size is None else size for _, size in found]
         self.builder.add_held(holding, code, sizes, [where for where, _ in found])
+        met = [problem.severity for _, problem in self.keyed[before:]]
+        self.builder.mirrors[at] = replace(
+            info, errors=met.count("error"), warnings=met.count("warning")
+        )
         released()
 
     def read_nodes(

@@ -72,3 +72,8 @@ class MirrorInfo:
     layout: str  # "v2" or "v3"
     tag: str
     stack: str
+    #: its spec files are clearsigned (v2: ``*.spec.json.sig`` or ``_pgp/`` keys; v3: key manifests)
+    signed: bool = False
+    #: the errors and warnings met reading it (the load report has each, by path)
+    errors: int = 0
+    warnings: int = 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.test_serve import free_port, post, wait_healthy
+from tests.conftest import SEEDS
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +48,7 @@ def server():
     budgets = ["--query-cache", str(8 * MB), "--response-cache", str(8 * MB)]
     process = subprocess.Popen(
         [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port), *budgets,
-         "--answer-cache", str(8 * MB)],
+         "--answer-cache", str(8 * MB), "--data", str(SEEDS)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     wait_healthy(port, process)

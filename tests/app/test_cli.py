@@ -16,7 +16,7 @@ from tests.mirrors import MIRRORS
 
 
 def test_query_prints_the_json_result(capsys):
-    assert main(["query", "{ stats { packageCount specCount } }"]) == 0
+    assert main(["query", "{ stats { packageCount specCount } }", "--data", str(SEEDS)]) == 0
     assert json.loads(capsys.readouterr().out) == {
         "data": {"stats": {"packageCount": 4, "specCount": 454}}
     }
@@ -120,10 +120,10 @@ def test_query_with_data_that_cannot_be_read_reports_it_and_exits_1(capsys):
 def test_query_reads_the_document_from_a_file_or_standard_input(capsys, tmp_path, monkeypatch):
     document = tmp_path / "stats.graphql"
     document.write_text("{ stats { packageCount } }")
-    assert main(["query", f"@{document}"]) == 0
+    assert main(["query", f"@{document}", "--data", str(SEEDS)]) == 0
     from_file = json.loads(capsys.readouterr().out)
     monkeypatch.setattr("sys.stdin", io.StringIO("{ stats { packageCount } }"))
-    assert main(["query", "-"]) == 0
+    assert main(["query", "-", "--data", str(SEEDS)]) == 0
     assert (
         json.loads(capsys.readouterr().out) == from_file == {"data": {"stats": {"packageCount": 4}}}
     )
@@ -258,7 +258,7 @@ def test_find_with_a_bad_constraint_exits_1_with_the_parsers_message(capsys):
 
 
 def test_find_on_pages_warns_that_dependencies_are_unknown(capsys):
-    assert main(["find", "py-keras ^python"]) == 0
+    assert main(["find", "py-keras ^python", "--data", str(SEEDS)]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""  # Spack prints the count only on a terminal
     assert "cachegraph find: warning: '^' asks about dependencies" in captured.err
@@ -300,29 +300,47 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
         h: {"spec": n, "in_buildcache": h != root} for h, n in nodes.items()})  # fmt: skip
     assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:4] == [
-        # an index gives no sizes: unknown, not 0 B (issue 30)
-        "58 concrete specs: 43 cached (98%), 1 missing, 14 external; download size unknown "
-        "(no source gives the sizes of these specs)",
-        "roots cached with their whole DAG: "
-        + ", ".join(
-            f"{nodes[r['hash']]['name']}@{nodes[r['hash']]['version']}/{r['hash'][:7]}"
-            for r in doc["roots"][1:]
-            if not nodes[r["hash"]].get("external")  # cmake: an external root needs no cache
-        ),
-        "",
-        "hash     spec                                  where / why",
-    ]
-    assert lines[4] == (
-        f"{root[:7]}  {'mpigdb@git.main':<32} miss known only as a dependency of cached specs, "
-        "held by no mirror"
+    externals = [h for h, n in nodes.items() if n.get("external")]
+    roots = [r["hash"] for r in doc["roots"]]
+    in_order = [h for h in [*roots, *(h for h in nodes if h not in roots)] if h in externals]
+    counted = len(nodes) - len(externals)
+    assert (
+        lines[:7]
+        == [
+            # an index gives no sizes: unknown, not 0 B (issue 30)
+            f"{100 * (counted - 1) / counted:.1f}% cached: {counted - 1} of {counted} specs; "
+            "download size unknown (no source gives the sizes of these specs); "
+            f"{len(externals)} externals apart (never fetched from a cache)",
+            "roots cached with their whole DAG: "
+            + ", ".join(
+                f"{nodes[r['hash']]['name']}@{nodes[r['hash']]['version']}/{r['hash'][:7]}"
+                for r in doc["roots"][1:]
+                if not nodes[r["hash"]].get("external")  # cmake: an external root needs no cache
+            ),
+            "",
+            "missing (1), the most depended on first:",
+            "hash     spec                             needed by  why",
+            f"{root[:7]}  {'mpigdb@git.main':<32} {0:>9}  known only as a dependency of cached "
+            "specs, held by no mirror",
+            "",
+        ]
     )
-    assert lines[5].endswith(" hit  develop/e4s (size unknown)") and len(lines) == 4 + 58
+    assert lines[7:9] == [
+        f"cached ({counted - 1}):",
+        "hash     spec                             where",
+    ]
+    assert all(line.endswith(" develop/e4s (size unknown)") for line in lines[9 : 9 + counted - 1])
+    assert lines[9 + counted - 1 :] == [
+        "",
+        f"externals ({len(externals)}), never fetched from a cache:",
+        ", ".join(f"{nodes[h]['name']}@{nodes[h]['version']}/{h[:7]}" for h in in_order),
+    ]
 
     assert main(["coverage", str(lockfile), f"--mirror=develop:e4s={mirror}", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert (found["total"], found["hits"], found["misses"], found["externals"]) == (58, 43, 1, 14)
     assert (found["hitBytes"], found["hitsOfUnknownSize"]) == (0, 43)
+    assert found["missesByDependents"] == [{"hash": root, "dependents": 0}]
     assert found["entries"][0]["reason"].startswith("known only as a dependency")
 
 

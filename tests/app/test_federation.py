@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 
 from tests.app.test_serve import free_port, wait_healthy
+from tests.conftest import SEEDS
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +31,8 @@ def ask(port: int, query: str, variables: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def port():
     port = free_port()
-    command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+               "--data", str(SEEDS)]  # fmt: skip
     process = subprocess.Popen(
         [*command, "--federation"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )

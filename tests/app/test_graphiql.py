@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
 from tests.browser import ARTIFACTS, chromium, serving
+from tests.conftest import SEEDS
 
 
 class Assets(HTMLParser):
@@ -58,7 +59,7 @@ def test_the_ide_can_be_turned_off(seeds_graph):
 
 @pytest.mark.slow
 def test_chromium_runs_a_query_in_the_ide():
-    with serving() as origin, chromium() as browser:
+    with serving("--data", str(SEEDS)) as origin, chromium() as browser:
         page = browser.new_page()
         requested: list[str] = []
         page.on("request", lambda r: requested.append(r.url))

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.test_serve import free_port, wait_healthy
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SEEDS
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +73,8 @@ def topology(tmp_path):
     processes: list[subprocess.Popen] = []
     replicas = [free_port(), free_port()]
     for port in replicas:
-        command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+                   "--data", str(SEEDS)]  # fmt: skip
         log = (tmp_path / f"replica-{port}.log").open("w")
         processes.append(subprocess.Popen(command, stderr=log))
     for port, process in zip(replicas, processes, strict=True):

@@ -82,6 +82,17 @@ export function href(path, params = {}) {
   for (const [key, value] of Object.entries(params)) {
     for (const one of [].concat(value ?? [])) if (one !== "" && one !== null) query.append(key, one);
   }
-  const text = query.toString();
+  const text = queryString(query);
   return ROOT + path + (text ? "?" + text : "");
+}
+
+/** URLSearchParams as a query string with spaces as %20, never "+": so a "+" in an address
+ * is always a plus someone typed (`?q=hdf5+mpi`, a variant), as `params()` reads it. */
+export function queryString(query) {
+  return query.toString().replaceAll("+", "%20");
+}
+
+/** The parameters of an address, a "+" kept as a plus (see queryString). */
+export function params(search = location.search) {
+  return new URLSearchParams(search.replaceAll("+", "%2B"));
 }

@@ -3,7 +3,7 @@
 
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ROOT } from "./api.js";
+import { ROOT, params as addressParams } from "./api.js";
 import { href, html } from "./ui.js";
 
 const VIEWS = {
@@ -13,13 +13,14 @@ const VIEWS = {
   spec: () => import("./views/spec.js"),
   diff: () => import("./views/tagdiff.js"),
   coverage: () => import("./views/coverage.js"),
+  status: () => import("./views/status.js"),
 };
 
 /** [view, its path argument] of a location. */
 function route(location) {
   const path = location.pathname.slice(ROOT.length).replace(/\/+$/, "") || "/";
   const match =
-    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|diff|coverage)$/);
+    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|diff|coverage|status)$/);
   if (match) return [match[1], decodeURIComponent(match[2] ?? "")];
   if (path === "/" || path === "/ui") return ["home", ""];
   return ["missing", path];
@@ -27,17 +28,58 @@ function route(location) {
 
 let rerender = () => {};
 
+// Views kept on the screen while their filters change (a facet click): they show the last
+// answer, marked as updating, until the new one comes.
+const KEEP = new Set(["home", "search", "package", "status"]);
+
 /** Go to an explorer URL without reloading the page. */
 export function navigate(url, { replace = false } = {}) {
+  const before = location.pathname;
   history[replace ? "replaceState" : "pushState"](null, "", url);
   rerender();
-  if (!replace) window.scrollTo(0, 0);
+  // Another view (not the same one with other filters): to its top, focus on its heading.
+  if (!replace && location.pathname !== before) {
+    window.scrollTo(0, 0);
+    focusPending = true;
+  }
+}
+
+// Set by a navigation to another view: the heading takes the focus once it is drawn.
+let focusPending = false;
+
+/** Move the focus to the view's heading once it is drawn (a reader hears where it is). */
+function focusHeading(tries = 300) {
+  const heading = document.querySelector("main h1");
+  if (!heading) {
+    if (tries > 0) requestAnimationFrame(() => focusHeading(tries - 1));
+    return;
+  }
+  heading.setAttribute("tabindex", "-1");
+  heading.focus({ preventScroll: true });
+}
+
+/** The document's title for a view: what it shows, then the site. */
+function titleOf(view, argument, params) {
+  const q = params.get("q");
+  const tag = params.get("tag");
+  const words = {
+    home: tag ? `${tag}` : "",
+    search: q ? `“${q}” · Search` : "Search",
+    package: `${argument}${tag ? ` in ${tag}` : ""} · Package`,
+    spec: `/${argument.slice(0, 7)} · Spec`,
+    diff: params.get("from") ? `${params.get("from")} → ${params.get("to") ?? ""} · Tag diff` : "Tag diff",
+    coverage: "Is my environment cached?",
+    status: "Status",
+    missing: "Not found",
+  }[view];
+  return words ? `${words} — Spack Cache Graph` : "Spack Cache Graph";
 }
 
 // Links inside the explorer are followed in place; others (GraphiQL, downloads) as usual.
 document.addEventListener("click", (event) => {
   const link = event.target.closest?.("a[href]");
   if (!link || event.defaultPrevented || event.button !== 0) return;
+  if (link.getAttribute("href").startsWith("#")) return; // within the page (the skip link)
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || link.target) return;
   const url = new URL(link.href, location.href);
   if (url.origin !== location.origin) return;
@@ -48,7 +90,7 @@ document.addEventListener("click", (event) => {
 });
 
 function SearchBox() {
-  const params = new URLSearchParams(location.search);
+  const params = addressParams();
   const input = useRef(null);
   useEffect(() => {
     const key = (event) => {
@@ -99,9 +141,17 @@ function Shell({ view, argument, module }) {
     ["search", "/ui/search", "Search"],
     ["diff", "/ui/diff", "Tag diff"],
     ["coverage", "/ui/coverage", "Is my environment cached?"],
+    ["status", "/ui/status", "Status"],
   ];
   const View = module?.default;
-  return html`<header class="top">
+  const skip = (event) => {
+    event.preventDefault();
+    const target = document.getElementById("results") ?? document.querySelector("main h1") ?? document.getElementById("main");
+    target.setAttribute("tabindex", "-1");
+    target.focus();
+  };
+  return html`<a class="skip" href="#main" onClick=${skip}>Skip to the results</a>
+    <header class="top">
       <a class="brand" href=${href("/")}>Spack Cache Graph</a>
       <nav aria-label="views">${nav.map(
         ([key, path, label]) =>
@@ -110,12 +160,12 @@ function Shell({ view, argument, module }) {
       <${SearchBox} key=${location.search} />
       <${ThemeToggle} />
     </header>
-    <main id="main">${
+    <main id="main" tabindex="-1">${
       view === "missing"
         ? html`<h1>Not found</h1><p>No view is at <code>${argument}</code>. <a href=${href("/")}>Home</a></p>`
         : View
-          ? html`<${View} key=${location.pathname + location.search} argument=${argument}
-              params=${new URLSearchParams(location.search)} />`
+          ? html`<${View} key=${KEEP.has(view) ? location.pathname : location.pathname + location.search} argument=${argument}
+              params=${addressParams()} />`
           : html`<p class="loading">Loading…</p>`
     }</main>`;
 }
@@ -131,7 +181,11 @@ rerender = async () => {
   const ticket = ++shown;
   const module = view in VIEWS ? await VIEWS[view]() : null;
   if (ticket !== shown) return; // a later navigation won
+  document.title = titleOf(view, argument, addressParams());
+  const focusing = focusPending;
+  focusPending = false;
   render(html`<${Shell} view=${view} argument=${argument} module=${module} />`, app);
+  if (focusing) focusHeading();
 };
 window.addEventListener("popstate", () => rerender());
 rerender();

@@ -26,40 +26,113 @@ export function plot() {
 // Inline CSS on the chart: it follows the page's light or dark colours.
 const style = () => ({ background: "transparent", color: "var(--fg)", fontSize: "12px", overflow: "visible" });
 
-/** A square heatmap of stacks by stacks, coloured by Jaccard index; a cell opens the shared specs. */
+/** The names in an order that puts alike ones together: average-linkage clustering on
+ * 1 - Jaccard, its leaves left to right (a reader sees blocks of stacks that share). */
+export function clustered(names, pairs) {
+  const sim = new Map();
+  for (const p of pairs) {
+    sim.set(`${p.a}\u0000${p.b}`, p.jaccard);
+    sim.set(`${p.b}\u0000${p.a}`, p.jaccard);
+  }
+  const s = (x, y) => sim.get(`${x}\u0000${y}`) ?? 0;
+  let groups = names.map((n) => [n]);
+  while (groups.length > 1) {
+    let best = [0, 1, -1];
+    for (let i = 0; i < groups.length; i++) {
+      for (let j = i + 1; j < groups.length; j++) {
+        let total = 0;
+        for (const x of groups[i]) for (const y of groups[j]) total += s(x, y);
+        const mean = total / (groups[i].length * groups[j].length);
+        if (mean > best[2]) best = [i, j, mean];
+      }
+    }
+    const [i, j] = best;
+    // Join the two ends that are most alike next to each other.
+    const [g, h] = [groups[i], groups[j]];
+    const options = [[...g, ...h], [...g, ...[...h].reverse()], [...[...g].reverse(), ...h], [...h, ...g]];
+    const seam = (o) => s(o[g.length - 1], o[g.length]);
+    const joined = options.reduce((x, y) => (seam(y) > seam(x) ? y : x));
+    groups = groups.filter((_, k) => k !== i && k !== j).concat([joined]);
+  }
+  return groups[0] ?? [];
+}
+
+/** A square heatmap of stacks by stacks, coloured by Jaccard index on a quantile scale (the
+ * real values are small: 0.01 to 0.2), stacks ordered by likeness, labels given the room
+ * they need; a cell opens the shared specs (click, tap, or Enter once reached by the arrow
+ * keys: the heatmap is one tab stop). */
 export async function heatmap(element, { names, pairs, open }) {
   const Plot = await plot();
+  const order = clustered(names, pairs);
   const cells = [];
   for (const p of pairs) {
     cells.push({ a: p.a, b: p.b, shared: p.shared, jaccard: p.jaccard });
     cells.push({ a: p.b, b: p.a, shared: p.shared, jaccard: p.jaccard });
   }
-  const size = Math.min(640, Math.max(260, names.length * 26 + 120));
+  const longest = Math.max(4, ...order.map((n) => n.length));
+  const margin = Math.ceil(longest * 6.6) + 14; // 11px labels
+  const cell = order.length > 30 ? 16 : order.length > 15 ? 20 : 26;
+  const size = margin + order.length * cell + 20;
+  const values = cells.map((c) => c.jaccard).filter((v) => v > 0);
   const chart = Plot.plot({
     width: size,
     height: size,
-    marginLeft: 110,
-    marginBottom: 110,
-    style: style(),
-    x: { domain: names, tickRotate: -45, label: null },
-    y: { domain: names, label: null },
-    color: { scheme: "blues", domain: [0, 1], legend: true, label: "Jaccard index" },
+    marginLeft: margin,
+    marginBottom: margin,
+    marginTop: 10,
+    marginRight: 10,
+    style: { ...style(), fontSize: "11px" },
+    x: { domain: order, tickRotate: -60, label: null },
+    y: { domain: order, label: null },
+    color: values.length > 4
+      ? { type: "quantile", n: 6, scheme: "blues", legend: true, label: "Jaccard index (quantiles of the pairs)" }
+      : { scheme: "blues", domain: [0, Math.max(...values, 0.01)], legend: true, label: "Jaccard index" },
     marks: [
       Plot.cell(cells, {
         x: "a",
         y: "b",
         fill: "jaccard",
         inset: 0.5,
-        title: (d) => `${d.a} ∩ ${d.b}: ${d.shared} specs (Jaccard ${d.jaccard.toFixed(2)})`,
+        title: (d) => `${d.a} ∩ ${d.b}: ${d.shared} ${d.shared === 1 ? "spec" : "specs"} (Jaccard ${d.jaccard.toFixed(3)})`,
       }),
     ],
   });
-  const rects = chart.querySelectorAll("g[aria-label='cell'] rect");
+  const rects = [...chart.querySelectorAll("g[aria-label='cell'] rect")];
+  const at = new Map(); // "row col" -> index of its cell
   rects.forEach((rect, i) => {
+    const c = cells[i];
+    at.set(`${order.indexOf(c.b)} ${order.indexOf(c.a)}`, i);
     rect.style.cursor = "pointer";
-    rect.addEventListener("click", () => open(cells[i].a, cells[i].b));
+    rect.setAttribute("tabindex", "-1");
+    rect.setAttribute("role", "link");
+    rect.setAttribute("aria-label", `${c.a} ∩ ${c.b}: ${c.shared} ${c.shared === 1 ? "spec" : "specs"}`);
+    rect.addEventListener("click", () => open(c.a, c.b));
+    rect.addEventListener("keydown", (event) => {
+      const move = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        open(c.a, c.b);
+      } else if (move) {
+        event.preventDefault();
+        let [row, col] = [order.indexOf(c.b), order.indexOf(c.a)];
+        for (let step = 0; step < order.length; step++) {
+          row += move[0];
+          col += move[1];
+          if (row < 0 || col < 0 || row >= order.length || col >= order.length) return;
+          const next = at.get(`${row} ${col}`);
+          if (next !== undefined) {
+            rects[i].setAttribute("tabindex", "-1");
+            rects[next].setAttribute("tabindex", "0");
+            rects[next].focus();
+            return;
+          }
+        }
+      }
+    });
   });
+  if (rects.length) rects[0].setAttribute("tabindex", "0");
   element.replaceChildren(chart);
+  return order;
 }
 
 /** Stacked bars of added, removed and kept specs per row (stacks or packages). */

@@ -2,7 +2,7 @@
 // their dependencies), Preact draws it as SVG; every node links to its spec page and
 // each edge's style says how the dependency is needed.
 
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Graph, layout } from "dagre";
 import { Loading, Problem, count, href, html, short, useQuery } from "./ui.js";
 
@@ -111,15 +111,121 @@ export function Dag({ spec }) {
     all=${spec.allDependencies} />`;
 }
 
+/** The view box that shows the whole picture in a frame of ``frame`` px (never enlarged). */
+function fitted(width, height, frame) {
+  const scale = Math.min(1, frame.width / width, frame.height / height);
+  const w = frame.width / scale;
+  const h = frame.height / scale;
+  return { x: (width - w) / 2, y: (height - h) / 2, w, h };
+}
+
+/** Where the picture opens: the whole DAG when it fits at a readable size (labels at
+ * least 0.6 of their size), else the root centred across, near the top, at 0.8. */
+function centredOn(node, width, height, frame) {
+  const fit = fitted(width, height, frame);
+  if (frame.width / fit.w >= 0.6) return fit;
+  const w = frame.width / 0.8;
+  const h = frame.height / 0.8;
+  return { x: node.x - w / 2, y: node.y - node.height / 2 - 16, w, h };
+}
+
+function zoomed(box, factor, at = { x: box.x + box.w / 2, y: box.y + box.h / 2 }) {
+  const w = box.w / factor;
+  const h = box.h / factor;
+  return { x: at.x - ((at.x - box.x) * w) / box.w, y: at.y - ((at.y - box.y) * h) / box.h, w, h };
+}
+
 function Picture({ root, whole, all }) {
   const [every, setEvery] = useState(false);
   const [build, setBuild] = useState(true);
   const { nodes, edges, width, height } = laidOut(root, { every, build });
+  const frame = useRef(null);
+  const [box, setBox] = useState(null);
+  const drag = useRef(null);
+  const rootNode = nodes.find((n) => n.spec === root);
+  const size = () => {
+    const r = frame.current.getBoundingClientRect();
+    return { width: Math.max(r.width, 100), height: Math.max(r.height, 100) };
+  };
+  const fit = () => setBox(fitted(width, height, size()));
+  const centre = () => setBox(centredOn(rootNode, width, height, size()));
+  // On load and when the picture changes: the root centred (the whole DAG when it fits).
+  useLayoutEffect(() => {
+    if (frame.current) centre();
+  }, [width, height]);
+  const zoom = (factor, at) => setBox((b) => b && zoomed(b, factor, at));
+  const pointAt = (event) => {
+    const r = frame.current.getBoundingClientRect();
+    return { x: box.x + ((event.clientX - r.left) / r.width) * box.w, y: box.y + ((event.clientY - r.top) / r.height) * box.h };
+  };
+  const wheel = (event) => {
+    if (!box) return;
+    event.preventDefault();
+    zoom(event.deltaY < 0 ? 1.15 : 1 / 1.15, pointAt(event));
+  };
+  // Pan by dragging (a click on a node still opens it); pinch with two fingers zooms.
+  const pointers = useRef(new Map());
+  const down = (event) => {
+    pointers.current.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    drag.current = { x: event.clientX, y: event.clientY, box, moved: false, spread: spread() };
+  };
+  const spread = () => {
+    const p = [...pointers.current.values()];
+    return p.length === 2 ? Math.hypot(p[0].x - p[1].x, p[0].y - p[1].y) : 0;
+  };
+  const move = (event) => {
+    if (!drag.current || !pointers.current.has(event.pointerId)) return;
+    pointers.current.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    const start = drag.current;
+    if (pointers.current.size === 2 && start.spread) {
+      setBox(zoomed(start.box, spread() / start.spread));
+      start.moved = true;
+      return;
+    }
+    const dx = event.clientX - start.x;
+    const dy = event.clientY - start.y;
+    if (!start.moved && Math.hypot(dx, dy) < 4) return;
+    start.moved = true;
+    const r = frame.current.getBoundingClientRect();
+    setBox({ ...start.box, x: start.box.x - (dx * start.box.w) / r.width, y: start.box.y - (dy * start.box.h) / r.height });
+  };
+  const up = (event) => {
+    pointers.current.delete(event.pointerId);
+    if (drag.current?.moved) {
+      const swallow = (e) => { e.preventDefault(); e.stopPropagation(); };
+      frame.current.addEventListener("click", swallow, { capture: true, once: true });
+      setTimeout(() => frame.current?.removeEventListener("click", swallow, { capture: true }), 0);
+    }
+    drag.current = null;
+  };
+  const key = (event) => {
+    if (!box) return;
+    const step = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[event.key];
+    if (step) {
+      event.preventDefault();
+      setBox({ ...box, x: box.x + step[0] * box.w * 0.15, y: box.y + step[1] * box.h * 0.15 });
+    } else if (event.key === "+" || event.key === "=") zoom(1.25);
+    else if (event.key === "-") zoom(1 / 1.25);
+    else if (event.key === "0") fit();
+  };
   const path = (points) => "M" + points.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L");
+  const direct = root.dependencyEdges.filter((e) => build || edgeKind(e.deptypes) !== "build").length;
+  const drawnFromRoot = edges.filter((e) => e.from === root.hash).length;
+  const view = box ?? { x: 0, y: 0, w: width, h: height };
+  const uncached = nodes.filter((n) => !n.spec.tags?.length).length;
   return html`<figure class="dag">
     ${whole ? null : html`<p class="hint">The DAG has ${count(all + 1)} nodes: the picture shows its first two levels.</p>`}
-    <div class="scroll dag-frame">
-      <svg width=${width} height=${height} viewBox="0 0 ${width} ${height}" role="img"
+    <div class="dag-tools" role="toolbar" aria-label="the picture">
+      <button type="button" onClick=${fit} title="the whole DAG in the frame (key 0)">fit</button>
+      <button type="button" onClick=${() => zoom(1.25)} aria-label="zoom in" title="zoom in (key +, the wheel, a pinch)">+</button>
+      <button type="button" onClick=${() => zoom(1 / 1.25)} aria-label="zoom out" title="zoom out (key -)">−</button>
+      <button type="button" onClick=${centre} title="back to the root">root</button>
+      <small>drag or arrow keys to move</small>
+    </div>
+    <div class="dag-frame" ref=${frame} tabindex="0" aria-label="the DAG: arrow keys move, + and - zoom, 0 fits"
+      onWheel=${wheel} onPointerDown=${down} onPointerMove=${move} onPointerUp=${up} onPointerCancel=${up}
+      onKeyDown=${key}>
+      <svg width="100%" height="100%" viewBox="${view.x} ${view.y} ${view.w} ${view.h}" preserveAspectRatio="xMidYMid meet" role="img"
         aria-label="dependency DAG of ${root.package.name} with ${nodes.length} nodes">
         <defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto">
           <path d="M0,0 L8,4 L0,8 z" class="arrowhead" /></marker></defs>
@@ -128,11 +234,12 @@ function Picture({ root, whole, all }) {
             <title>${e.deptypes.join(", ")}${e.virtuals.length ? ` (provides ${e.virtuals.join(", ")})` : ""}</title></path>`,
         )}
         ${nodes.map(
-          (n) => html`<a href=${href(`/ui/spec/${n.spec.hash}`)} class=${"node" + (n.spec === root ? " root" : "")}
-            aria-label="${n.label} /${short(n.spec.hash)}">
+          (n) => html`<a href=${href(`/ui/spec/${n.spec.hash}`)}
+            class=${"node" + (n.spec === root ? " root" : "") + (n.spec.tags?.length ? "" : " uncached")}
+            aria-label="${n.label} /${short(n.spec.hash)}${n.spec.tags?.length ? "" : " (in no loaded cache: external, or a dependency no mirror holds)"}">
             <rect x=${n.x - n.width / 2} y=${n.y - n.height / 2} width=${n.width} height=${n.height} rx="6" />
             <text x=${n.x} y=${n.y - 3} text-anchor="middle">${n.label}</text>
-            <text x=${n.x} y=${n.y + 12} text-anchor="middle" class="sub">/${short(n.spec.hash)}</text>
+            <text x=${n.x} y=${n.y + 12} text-anchor="middle" class="sub">/${short(n.spec.hash)}${n.spec.tags?.length ? "" : " · not cached"}</text>
           </a>`,
         )}
       </svg>
@@ -142,7 +249,9 @@ function Picture({ root, whole, all }) {
         every edge (else only those no other path implies)</label>
       <label><input type="checkbox" checked=${build} onChange=${(e) => setBuild(e.target.checked)} />
         build-only dependencies</label><br />
-      ${nodes.length} nodes, ${edges.length} edges drawn. Edges:
+      ${nodes.length} nodes, ${edges.length} edges drawn${drawnFromRoot < direct
+        ? html`; <span data-testid="dag-reduced">the root has ${count(direct)} direct dependencies, ${count(drawnFromRoot)} drawn from it: the other ${count(direct - drawnFromRoot)} are reached through them too (tick "every edge")</span>`
+        : null}${uncached ? html`; <span class="legend uncached">${count(uncached)} in no loaded cache</span>` : null}. Edges:
       <span class="legend link">link</span> <span class="legend run">run</span>
       <span class="legend build">build only</span> <span class="legend test">test only</span>.
       Click a node to open it.</figcaption>

@@ -3,10 +3,10 @@
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { ApiError, gql, href } from "./api.js";
+import { ApiError, gql, href, params, queryString } from "./api.js";
 
 export const html = htm.bind(h);
-export { href };
+export { href, params, queryString };
 
 // -- data --------------------------------------------------------------------------------
 
@@ -44,6 +44,9 @@ export function usePainted(ready, view) {
 // -- formats -----------------------------------------------------------------------------
 
 // Not Intl.NumberFormat: making one loads locale data, 50 ms of a first paint here.
+/** "1 spec", "2 specs": a count and its noun. */
+export const counted = (n, noun, plural = `${noun}s`) => `${count(n)} ${n === 1 ? noun : plural}`;
+
 export const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 export function bytes(n) {
@@ -87,6 +90,13 @@ export function Badge({ to, on = false, title, children }) {
     aria-pressed=${to ? String(on) : undefined}>${children}</a>`;
 }
 
+/** A mark beside a mirror that met errors while loading: a link to its problems. */
+export function MirrorMark({ mirror }) {
+  if (!mirror.errors) return null;
+  return html` <a class="failed" href=${href("/ui/status", { mirror: mirror.name })}
+    title="errors met loading this mirror: it may hold fewer specs than it should">⚠ ${count(mirror.errors)} ${mirror.errors === 1 ? "error" : "errors"}</a>`;
+}
+
 /** A sortable column header: a link to the same view ordered by it. */
 export function SortHeader({ label, field, order, link }) {
   const [current, direction] = (order || "").split(":");
@@ -108,11 +118,20 @@ export function Pager({ connection, shown, next, first }) {
   </nav>`;
 }
 
-/** The usual table of specs; ``order`` and ``link`` make its headers sort it. */
-export function SpecTable({ specs, order, link, marks = {}, showPackage = true }) {
+/** The variants every one of the specs has (none for fewer than two): what "hide common
+ * values" hides. */
+export function commonVariants(specs) {
+  if (specs.length < 2 || !("variants" in specs[0])) return [];
+  return specs[0].variants.filter((v) => specs.every((s) => s.variants.includes(v)));
+}
+
+/** The usual table of specs, one line a row; ``order`` and ``link`` make its headers sort it;
+ * ``hidden`` variants (the common ones) are left out of each row, which says so. */
+export function SpecTable({ specs, order, link, marks = {}, showPackage = true, hidden = [] }) {
   const full = specs.length > 0 && "variants" in specs[0]; // a SpecRow, not a SpecBrief
   const sortable = (label, field) =>
     link ? html`<${SortHeader} label=${label} field=${field} order=${order} link=${link} />` : html`<th>${label}</th>`;
+  const skip = new Set(hidden);
   return html`<div class="scroll"><table class="specs">
     <thead><tr>
       <th>hash</th>
@@ -120,10 +139,11 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true }
       ${sortable("version", "version")}
       ${sortable("compiler", "compiler")}
       ${sortable(full ? "arch" : "target", "target")}
-      ${full ? html`<th>variants</th><th>stacks</th>${sortable("size", "size")}` : null}
+      ${full ? html`<th>variants${hidden.length ? html` <small>(what differs)</small>` : null}</th><th>tags</th><th>stacks</th>${sortable("size", "size")}` : null}
     </tr></thead>
-    <tbody>${specs.map(
-      (s) => html`<tr key=${s.hash}>
+    <tbody>${specs.map((s) => {
+      const shown = full ? s.variants.filter((v) => !skip.has(v)) : [];
+      return html`<tr key=${s.hash}>
         <td><a class="hash" href=${href(`/ui/spec/${s.hash}`)}>${short(s.hash)}</a>
           ${marks[s.hash] ? html` <span class="mark" title=${marks[s.hash]}>≈</span>` : null}</td>
         ${showPackage ? html`<td><a href=${href(`/ui/package/${s.package.name}`)}>${s.package.name}</a></td>` : null}
@@ -131,13 +151,29 @@ export function SpecTable({ specs, order, link, marks = {}, showPackage = true }
         <td>${s.compiler?.name ?? "none"}</td>
         <td>${s.platform ? `${s.platform}-${s.os}-` : ""}${s.target.name}</td>
         ${full
-          ? html`<td class="variants">${s.variants.join(" ")}</td>
-            <td>${s.stacks.map((t) => t.name).join(", ")}</td>
+          ? html`<td class="variants" title=${s.variants.join(" ")}>${shown.map((v) => html`<span class="chip">${v}</span>`)}</td>
+            <td class="stacks" title=${s.tags.map((t) => t.name).join(", ")}>${s.tags.map((t) => t.name).join(", ")}</td>
+            <td class="stacks" title=${s.stacks.map((t) => t.name).join(", ")}>${s.stacks.map((t) => t.name).join(", ")}</td>
             <td class="num">${bytes(s.size)}</td>`
           : null}
-      </tr>`,
-    )}</tbody>
+      </tr>`;
+    })}</tbody>
   </table></div>`;
+}
+
+/** One word for a POSIX shell, as Python's shlex.quote makes it: left as it is when it holds
+ * only safe characters, else in single quotes (a quote inside written '"'"'). Nothing from the
+ * data can end the word, so nothing can run. */
+export function shellQuote(value) {
+  const text = String(value ?? "");
+  if (text === "") return "''";
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(text)) return text;
+  return `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
+/** A shell command from its words, each quoted. */
+export function shellCommand(...words) {
+  return words.map(shellQuote).join(" ");
 }
 
 /** A box that copies its text. */

@@ -1,13 +1,16 @@
 // Home: the cache at a glance -- totals, tags, stacks, mirrors, and how stacks overlap.
 
+import { useState } from "preact/hooks";
 import { heatmap } from "../charts.js";
 import { navigate } from "../app.js";
 import {
   Loading,
+  MirrorMark,
   Problem,
   Stat,
   bytes,
   count,
+  counted,
   href,
   html,
   useDrawn,
@@ -82,7 +85,7 @@ export default function Home({ params }) {
         : html`<div class="scroll"><table>
           <thead><tr><th>mirror</th><th>tag / stack</th><th>layout</th><th class="num">specs</th><th class="num">size</th><th>location</th></tr></thead>
           <tbody>${mirrors.map(
-            (m) => html`<tr><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a></td>
+            (m) => html`<tr class=${m.errors ? "failed" : undefined}><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /></td>
               <td>${m.tag?.name} / ${m.stack?.name}</td><td>${m.layout}</td>
               <td class="num">${count(m.specCount)}</td><td class="num">${m.totalBytes ? bytes(m.totalBytes) : "–"}</td>
               <td><code>${m.location}</code></td></tr>`,
@@ -93,11 +96,15 @@ export default function Home({ params }) {
 /** The heatmap of shared specs (Jaccard as colour), and the largest pairs as links. */
 function Overlaps({ stacks, overlaps, tag }) {
   const shared = (a, b) => href("/ui/search", { stack: [a, b], tag: tag ?? undefined });
+  // "root" is the whole tag (every spec is in it): left out unless asked for.
+  const [withRoot, setWithRoot] = useState(false);
+  const kept = (name) => withRoot || name !== "root";
+  const shown = overlaps.filter((o) => kept(o.stacks[0].name) && kept(o.stacks[1].name));
   const ref = useDrawn(
     (element) =>
       heatmap(element, {
-        names: stacks.map((s) => s.name),
-        pairs: overlaps.map((o) => ({
+        names: stacks.map((s) => s.name).filter(kept),
+        pairs: shown.map((o) => ({
           a: o.stacks[0].name,
           b: o.stacks[1].name,
           shared: o.sharedSpecCount,
@@ -105,18 +112,25 @@ function Overlaps({ stacks, overlaps, tag }) {
         })),
         open: (a, b) => navigate(shared(a, b)),
       }),
-    [overlaps],
+    [overlaps, withRoot],
   );
-  const top = overlaps.slice(0, 10);
+  const top = shown.slice(0, 10);
+  const hasRoot = stacks.some((s) => s.name === "root");
   return html`<div class="overlap">
-    <div class="chart" ref=${ref} aria-label="stack overlap heatmap"></div>
+    <div>
+      ${hasRoot
+        ? html`<label class="toggle"><input type="checkbox" checked=${withRoot} onChange=${(e) => setWithRoot(e.target.checked)} />
+            the stack <code>root</code> (every spec of the tag)</label>`
+        : null}
+      <div class="chart scroll" ref=${ref} aria-label="stack overlap heatmap: one tab stop, arrow keys move between cells, Enter opens"></div>
+    </div>
     <div>
       <h3>Most shared</h3>
       ${top.length === 0
         ? html`<p>No two stacks share a spec.</p>`
         : html`<ol class="pairs">${top.map(
             (o) => html`<li><a href=${shared(o.stacks[0].name, o.stacks[1].name)}>
-              ${o.stacks[0].name} ∩ ${o.stacks[1].name}</a>: ${count(o.sharedSpecCount)} specs
+              ${o.stacks[0].name} ∩ ${o.stacks[1].name}</a>: ${counted(o.sharedSpecCount, "spec")}
               (Jaccard ${o.jaccard.toFixed(2)})</li>`,
           )}</ol>`}
     </div>

@@ -36,7 +36,8 @@ export default function Package({ argument: name, params }) {
               )}</p>`
             : null}
           <details><summary>Use a cached ${name}</summary>
-            <${Commands} hash=${null} name=${name} mirrors=${data.mirrors} tag=${tag} /></details>
+            <${Commands} hash=${null} name=${name} tag=${tag}
+              mirrors=${data.mirrors.filter((m) => m.specs.totalCount > 0)} /></details>
         </section>`
       : html`<${Loading} />`}
     ${marks.size ? html`<p class="hint">≈ marks lookalikes: specs alike in every attribute of their own that differ only in their dependencies.</p>` : null}

@@ -1,12 +1,13 @@
 // A spec: every attribute, where it is cached, its DAG as a picture, what depends on it,
 // its nearest neighbours, and a diff against another spec.
 
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { navigate } from "../app.js";
 import { Dag } from "../dag.js";
 import {
   Command,
   Loading,
+  MirrorMark,
   Pager,
   Problem,
   SpecTable,
@@ -14,38 +15,52 @@ import {
   count,
   href,
   html,
+  shellCommand,
   short,
   usePainted,
   useQuery,
 } from "../ui.js";
 import { withParams } from "./search.js";
 
-/** The commands that use a cached spec (or, without a hash, a package). */
+/** The commands that use a cached spec (or, without a hash, a package): the mirrors that hold
+ * it, each by its root URL, trusted by its keys when signed and added `--unsigned` when not;
+ * every word shell-quoted, so nothing from the data can run. */
 export function Commands({ hash, name, mirrors, tag }) {
   const what = hash ? `/${hash}` : name;
+  const publicCache = tag || "develop";
   const adds = mirrors.length
-    ? mirrors.map((m) => `spack mirror add ${m.name} ${m.location}`)
-    : [`spack mirror add ${tag || "develop"} https://binaries.spack.io/${tag || "develop"}`];
+    ? mirrors.flatMap((m) =>
+        m.signed
+          ? [shellCommand("spack", "mirror", "add", m.name, m.url)]
+          : [shellCommand("spack", "mirror", "add", "--unsigned", m.name, m.url)],
+      )
+    : [shellCommand("spack", "mirror", "add", publicCache, `https://binaries.spack.io/${publicCache}`)];
+  const signed = mirrors.length ? mirrors.some((m) => m.signed) : true;
   return html`<div class="commands">
     <p>${mirrors.length
-      ? "Add a mirror holding it:"
-      : "Add the public build cache of its tag (the cache pages name no mirror):"}</p>
+      ? `Add ${mirrors.length === 1 ? "the mirror" : `one of the ${mirrors.length} mirrors`} holding it${signed ? "; trust the keys of a signed one" : " (unsigned: added with --unsigned)"}:`
+      : "Add the public build cache of its tag (the cache pages name no mirror), and trust its keys:"}</p>
     ${adds.map((text) => html`<${Command} text=${text} />`)}
+    ${signed ? html`<${Command} text=${shellCommand("spack", "buildcache", "keys", "--install", "--trust")} />` : null}
     <p>then install it from the cache only:</p>
-    <${Command} text=${`spack install --use-buildcache only ${what}`} />
-    ${hash ? html`<p>or unpack the binary alone:</p><${Command} text=${`spack buildcache install ${what}`} />` : null}
+    <${Command} text=${shellCommand("spack", "install", "--use-buildcache", "only", what)} />
+    ${hash ? html`<p>or unpack the binary alone:</p><${Command} text=${shellCommand("spack", "buildcache", "install", what)} />` : null}
   </div>`;
 }
 
 export default function Spec({ argument: hash, params }) {
   const { data, error } = useQuery("Spec", { hash });
   const spec = data?.spec;
-  usePainted(spec, "spec");
+  usePainted(data, "spec");
+  useEffect(() => {
+    if (spec) document.title = `${spec.package.name}@${spec.version} /${spec.shortHash} · Spec — Spack Cache Graph`;
+  }, [spec]);
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<${Loading} />`;
   if (!spec) {
-    return html`<h1>/${hash}</h1><p>No loaded spec has this hash.</p>
-      <${Neighbours} hash=${hash} params=${params} missing=${true} />`;
+    return html`<h1>/${hash}</h1><p>No loaded spec has this hash (it may be a spec of a cache
+      or a tag this server does not load). <a href=${href("/ui/search", { q: hash.slice(0, 7) })}>Search for /${hash.slice(0, 7)}</a>,
+      or <a href=${href("/ui/status")}>see what is loaded</a>.</p>`;
   }
   const tags = spec.stacksByTag;
   const path = `/ui/spec/${spec.hash}`;
@@ -75,7 +90,7 @@ export default function Spec({ argument: hash, params }) {
             )}</tbody></table>`
           : html`<p>No cache page lists it; it is known from ${spec.mirrors.length ? "mirrors" : "a spec file"}.</p>`}
         ${spec.mirrors.length
-          ? html`<p>Mirrors: ${spec.mirrors.map((m, i) => html`${i ? ", " : ""}<a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a> <small>(${m.layout})</small>`)}</p>`
+          ? html`<p>Mirrors: ${spec.mirrors.map((m, i) => html`${i ? ", " : ""}<a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a> <small>(${m.layout}${m.signed ? ", signed" : ""})</small><${MirrorMark} mirror=${m} />`)}</p>`
           : null}
         <details><summary>Use this spec</summary>
           <${Commands} hash=${spec.hash} name=${spec.package.name} mirrors=${spec.mirrors} tag=${spec.lastSeen?.name} /></details>

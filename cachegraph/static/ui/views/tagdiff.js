@@ -10,7 +10,9 @@ const PACKAGES = 50;
 
 export default function TagDiff({ params }) {
   const tags = useQuery("Tags", {});
-  usePainted(tags.data && tags.data.tags.length < 2, "diff"); // nothing to compare: shown
+  const known = (t) => !t || tags.data.tags.some((x) => x.name === t);
+  // Nothing to compare, or a tag no one loaded: shown at once.
+  usePainted(tags.data && (tags.data.tags.length < 2 || !known(params.get("from")) || !known(params.get("to"))), "diff");
   if (tags.error) return html`<${Problem} error=${tags.error} />`;
   if (!tags.data) return html`<${Loading} />`;
   const names = tags.data.tags.map((t) => t.name);
@@ -21,11 +23,15 @@ export default function TagDiff({ params }) {
     <select aria-label=${which} onChange=${pick(which)}>${names.map(
       (n) => html`<option value=${n} selected=${n === value}>${n}</option>`,
     )}</select></label>`;
+  const unknown = [from, to].filter((t) => !names.includes(t));
   return html`<h1>What changed between two tags</h1>
     <form class="inline" onSubmit=${(e) => e.preventDefault()}>${picker("from", from)} ${picker("to", to)}</form>
     ${names.length < 2
       ? html`<p>Only one tag is loaded: there is nothing to compare.</p>`
-      : html`<${Changes} from=${from} to=${to} params=${params} />`}`;
+      : unknown.length
+        ? html`<p class="problem" role="alert">No loaded tag is named ${unknown.map((t, i) => html`${i ? " or " : ""}<code>${t}</code>`)}:
+            choose one above (the tags loaded: ${names.join(", ")}).</p>`
+        : html`<${Changes} from=${from} to=${to} params=${params} />`}`;
 }
 
 function Changes({ from, to, params }) {
