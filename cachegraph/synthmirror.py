@@ -164,14 +164,14 @@ def synthesize_mirrors(
     for t, tag, stack, arch, closure in planned:
         name = f"{tag}/{stack}"
         compilers = {base[arch][0]["hash"]}
-        _write(out / tag / stack, t == 0, closure, compilers, sizes)
-        if legacy and arch == LEGACY_ARCH:
+        if legacy and arch == LEGACY_ARCH:  # written once, as Spack 0.x wrote it
             closure = {h: _legacy(n, arch) for h, n in closure.items()
                        if n["name"] not in ("gcc", "compiler-wrapper")}  # fmt: skip
             _write(out / tag / stack, t == 0, closure, set(), sizes, version=4)
             held[name] = len(closure)
             listing.append({"name": name, "tag": tag, "stack": stack, "path": f"{tag}/{stack}"})
             continue
+        _write(out / tag / stack, t == 0, closure, compilers, sizes)
         held[name] = len(closure) - len(compilers & closure.keys())
         listing.append({"name": name, "tag": tag, "stack": stack, "path": f"{tag}/{stack}"})
     (out / "mirrors.yaml").write_text(json.dumps({"mirrors": listing}, indent=1))

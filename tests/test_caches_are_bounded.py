@@ -18,6 +18,9 @@ ALLOWED = {
     ("cachegraph/ui.py", "ui_operations"): "no arguments: one entry",
     ("cachegraph/ui.py", "ui_page"): "the server's root path (not a client's), 8 entries",
     ("cachegraph/graphiql.py", "graphiql_page"): "the server's root path, 8 entries",
+    ("graph/spack/virtuals.py", "_table"): "no arguments: the bundled table, read once",
+    ("graph/spack/virtuals.py", "_provisions"): "only the table's virtuals (callers check)",
+    ("graph/spack/virtuals.py", "_provided_by"): "no arguments: one entry",
 }
 CACHES = {"cache", "lru_cache"}
 
