@@ -597,7 +597,13 @@ def _key(keyed: Keyed) -> tuple:
 
 def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
     """(hash, node) of each record of an index's ``installs``."""
-    return [(h, index_node(entry)) for h, entry in installs.items()]
+    found = []
+    for h, entry in installs.items():
+        node = entry.get("spec") if type(entry) is dict else entry
+        if type(node) is dict and "name" not in node:  # database version 5: {NAME: node}
+            node = index_node(entry)
+        found.append((h, node))
+    return found
 
 
 def _brief(value: Any) -> str:

@@ -52,7 +52,10 @@ def _described(paths, mirrors) -> tuple[list[str], list[str], list[str]]:
     mirrors = list(mirrors)
     labels = [
         f"{FORMAT} {sys.version_info[:2]}",
-        *(f"mirror {s.label} {s.tag}:{s.stack}" for s in mirrors),
+        *(
+            f"mirror {s.label} {s.tag}:{s.stack}" + (f"^{s.view}" if s.view else "")
+            for s in mirrors
+        ),
     ]
     return list(map(str, paths)), labels, [str(s.path) for s in mirrors]
 
