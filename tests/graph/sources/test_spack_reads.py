@@ -263,3 +263,54 @@ def test_a_mirror_given_without_a_view_loads_each_view_as_a_stack(tmp_path, shar
     assert capsys.readouterr().out.splitlines()[-1] == (
         "views of t/all: core2 (mirror t/all^core2), m1 (mirror t/all^m1)"
     )
+
+
+def _as_database_5(installs: dict) -> dict:
+    """An index's records in the form of index database version 5 (Spack 0.16): each spec a
+    ``{NAME: node}`` mapping, its dependencies ``{NAME: {"hash", "type"}}``; no virtuals."""
+    old = {}
+    for h, entry in installs.items():
+        node = {k: v for k, v in entry["spec"].items() if k not in ("name", "dependencies")}
+        deps = entry["spec"].get("dependencies") or []
+        if deps:
+            node["dependencies"] = {
+                d["name"]: {"hash": d["hash"], "type": d["parameters"]["deptypes"]} for d in deps
+            }
+        old[h] = {**entry, "spec": {entry["spec"]["name"]: node}}
+    return {"database": {"version": "5", "installs": old}}
+
+
+def _dependency_edges(graph, hashes) -> set[tuple[str, str, frozenset]]:
+    return {
+        (h, child, data["deptypes"])
+        for h in hashes
+        for (kind, child), data in graph.succ["spec", h].items()
+        if kind == "spec"
+    }
+
+
+def test_a_real_index_rewritten_as_database_version_5_loads_as_the_original(tmp_path):
+    """Runs where the 2021 mirror is absent: Spack's own test mirror (database version 8),
+    its records rewritten in version 5's node form, loads the same specs, held the same
+    way, with the same dependency edges (``Database._read_spec_from_dict`` reads either
+    form; ``_assign_dependencies`` links by the hashes named)."""
+    source = SHARED_MIRRORS / "v2_layout" / "unsigned" / "build_cache"
+    if not source.is_dir():
+        pytest.skip(f"{source} is absent (../shared/mirrors)")
+    installs = raw_index(source)
+    (tmp_path / "build_cache").mkdir()
+    (tmp_path / "build_cache" / "index.json").write_text(json.dumps(_as_database_5(installs)))
+    old, report = load([], [MirrorSource("t", "old", tmp_path)], processes=1)
+    assert [p.message for p in report.problems] == []
+    new, _ = load([], [MirrorSource("t", "new", source.parent)], processes=1)
+    held = {h for h, entry in installs.items() if entry["in_buildcache"]}
+    assert {s.hash for s in old.all_specs() if "t/old" in s.mirrors} == held
+    assert {h: old.spec(h).package for h in installs} == {
+        h: e["spec"]["name"] for h, e in installs.items()
+    }
+    expected = {
+        (h, d["hash"], frozenset(d["parameters"]["deptypes"]))
+        for h, e in installs.items()
+        for d in e["spec"].get("dependencies") or []
+    }
+    assert _dependency_edges(old, installs) == expected == _dependency_edges(new, installs)
