@@ -43,9 +43,11 @@ def send(port: int, body: dict) -> dict:
 
 @pytest.fixture
 def server():
-    """`cachegraph serve` on the seeds with 8 MiB caches: its port and process."""
+    """`cachegraph serve` on the seeds with 8 MiB caches (and query documents of up to
+    2 MiB, to fill the query cache with few of them): its port and process."""
     port = free_port()
     budgets = ["--query-cache", str(8 * MB), "--response-cache", str(8 * MB)]
+    budgets += ["--max-query-bytes", str(2 * MB)]
     process = subprocess.Popen(
         [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port), *budgets,
          "--answer-cache", str(8 * MB), "--data", str(SEEDS)],
