@@ -198,7 +198,10 @@ def serve(args: argparse.Namespace) -> int:
 def _listen(host: str, port: int) -> socket.socket:
     """A socket bound to the address (uvicorn listens on it once the data is loaded)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose ``proto`` says TCP
+    # (``base_events._set_nodelay``); with proto 0 every kept-alive answer waited ~40 ms
+    # for the client's delayed ACK (Nagle's algorithm).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
