@@ -9,9 +9,6 @@ import hashlib
 import json
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -22,8 +19,7 @@ import pytest
 from cachegraph.ui import ui_operations
 from tests.app.conftest import KERAS
 from tests.app.test_reload import DTYPES, TOKEN
-from tests.app.test_replicas import NGINX, nginx_config
-from tests.app.test_serve import free_port, wait_healthy
+from tests.app.test_replicas import replicas_behind_nginx
 from tests.conftest import SEEDS
 
 pytestmark = pytest.mark.slow
@@ -61,39 +57,12 @@ def fetch(url: str) -> tuple[str, str, dict]:
 
 @pytest.fixture
 def cached_topology(tmp_path: Path):
-    if not Path(NGINX).exists():
-        pytest.skip("nginx is not installed (Debian's package 'nginx'; .ci/run installs it)")
     data = tmp_path / "data"
     data.mkdir()
     shutil.copy(SEEDS / KERAS, data)
-    processes: list[subprocess.Popen] = []
-    replicas = [free_port(), free_port()]
-    for port in replicas:
-        command = [
-            sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
-            "--data", str(data), "--admin-token", TOKEN, "--cache-max-age", str(MAX_AGE),
-        ]  # fmt: skip
-        log = (tmp_path / f"replica-{port}.log").open("w")
-        processes.append(subprocess.Popen(command, stderr=log))
-    for port, process in zip(replicas, processes, strict=True):
-        wait_healthy(port, process)
-    listen = free_port()
-    config = nginx_config(tmp_path, listen, replicas)
-    check = subprocess.run([NGINX, "-t", "-c", str(config)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
-    processes.append(subprocess.Popen([NGINX, "-c", str(config)], stderr=subprocess.PIPE))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{listen}/nginx-healthz", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield data, listen, replicas
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(10)
+    serve = ("--data", str(data), "--admin-token", TOKEN, "--cache-max-age", str(MAX_AGE))
+    with replicas_behind_nginx(tmp_path, *serve) as (listen, replicas, _):
+        yield data, listen, replicas
 
 
 def test_nginx_answers_a_repeated_request_and_revalidates_after_a_reload(cached_topology):

@@ -4,6 +4,7 @@ killed mid-run; no client request fails."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,34 +70,46 @@ def graphql_requests_served(port: int) -> float:
 
 @pytest.fixture
 def topology(tmp_path):
+    with replicas_behind_nginx(tmp_path, "--data", str(SEEDS)) as found:
+        yield found
+
+
+@contextlib.contextmanager
+def replicas_behind_nginx(
+    tmp_path: Path, *serve: str
+) -> Iterator[tuple[int, list[int], list[subprocess.Popen]]]:
+    """Two replicas (``cachegraph serve`` with ``serve``'s arguments) behind nginx: nginx's
+    port, the replicas' ports and every process (nginx last); all stopped after."""
     if not Path(NGINX).exists():
         pytest.skip("nginx is not installed (Debian's package 'nginx'; .ci/run installs it)")
     processes: list[subprocess.Popen] = []
     replicas = [free_port(), free_port()]
-    for port in replicas:
-        command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
-                   "--data", str(SEEDS)]  # fmt: skip
-        log = (tmp_path / f"replica-{port}.log").open("w")
-        processes.append(subprocess.Popen(command, stderr=log))
-    for port, process in zip(replicas, processes, strict=True):
-        wait_healthy(port, process)
-    listen = free_port()
-    config = nginx_config(tmp_path, listen, replicas)
-    check = subprocess.run([NGINX, "-t", "-c", str(config)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
-    processes.append(subprocess.Popen([NGINX, "-c", str(config)], stderr=subprocess.PIPE))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{listen}/nginx-healthz", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield listen, replicas, processes
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(10)
+    try:
+        for port in replicas:
+            command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+                       *serve]  # fmt: skip
+            log = (tmp_path / f"replica-{port}.log").open("w")
+            processes.append(subprocess.Popen(command, stderr=log))
+        for port, process in zip(replicas, processes, strict=True):
+            wait_healthy(port, process)
+        listen = free_port()
+        config = nginx_config(tmp_path, listen, replicas)
+        check = subprocess.run([NGINX, "-t", "-c", str(config)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+        processes.append(subprocess.Popen([NGINX, "-c", str(config)], stderr=subprocess.PIPE))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{listen}/nginx-healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield listen, replicas, processes
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(10)
 
 
 def test_killing_a_replica_mid_run_fails_no_request(topology):
