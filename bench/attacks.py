@@ -139,7 +139,7 @@ SLOW_HEADERS = 200
 async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: float):
     stop = time.monotonic() + seconds
     outcomes: dict[str, Counter] = {k: Counter() for k in kinds}
-    slowest: dict[str, float] = dict.fromkeys(kinds, 0.0)  # seconds of the slowest answer
+    longest: dict[str, float] = dict.fromkeys(kinds, 0.0)  # seconds of the slowest answer
     health: list[float] = []
     rss: list[int] = []
 
@@ -152,7 +152,7 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
             asked = time.monotonic()
             try:
                 status, raw = await conn.request(method, path, body)
-                slowest[kind] = max(slowest[kind], time.monotonic() - asked)
+                longest[kind] = max(longest[kind], time.monotonic() - asked)
             except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
                 outcomes[kind]["connection failed"] += 1
                 await conn.close()
@@ -177,7 +177,7 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
     )
     health.extend(json.loads(out))
     outcomes["connections that never finish their headers"] = closed
-    return outcomes, slowest, health, rss
+    return outcomes, longest, health, rss
 
 
 async def slow_headers(port: int, stop: float) -> Counter:
@@ -362,7 +362,7 @@ def main() -> int:
         HUB["hash"] = asyncio.run(hub(port))
         alone = asyncio.run(one_at_a_time(port, server.pid, kinds, args.each))
         rss_start = rss_kb(server.pid)
-        outcomes, slowest, health, rss = asyncio.run(
+        outcomes, longest, health, rss = asyncio.run(
             run(port, server.pid, kinds, args.clients, args.seconds)
         )
         time.sleep(2)  # what still runs after the clients stop: nothing, if work stops
@@ -402,11 +402,11 @@ def main() -> int:
     print("|---|---|---|")
     for kind, counts in outcomes.items():
         shown = ", ".join(f"{n} × {label}" for label, n in counts.most_common())
-        late = f"{slowest[kind]:.2f} s" if kind in slowest else "—"
+        late = f"{longest[kind]:.2f} s" if kind in longest else "—"
         print(f"| {kind} | {shown} | {late} |")
     deadline = Settings().timeout
     each = all(p99 <= 0.1 for *_, p99, _ in alone)
-    kept = max(slowest.values()) <= deadline + 0.5
+    kept = max(longest.values()) <= deadline + 0.5
     ok = alive and max(health) <= 0.1
     print(f"\n{'PASS' if each else 'FAIL'}: under each attack alone, /healthz p99 within 100 ms")
     print(f"{'PASS' if kept else 'FAIL'}: no answer past the {deadline:g} s deadline by 0.5 s")
