@@ -107,40 +107,16 @@ class Served:
         self.process.wait(30)
 
 
-async def request(conn: Connection, method: str, path: str, body: bytes = b"", headers: str = ""):
-    """status, headers (lowercased names), body: the harness's client, keeping the headers."""
-    if conn.writer is None:
-        conn.reader, conn.writer = await asyncio.open_connection("127.0.0.1", conn.port)
-    head = (
-        f"{method} {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(body)}\r\n{headers}\r\n"
-    )
-    conn.writer.write(head.encode() + body)
-    await conn.writer.drain()
-    line = await conn.reader.readline()
-    if not line:  # closed after its last keep-alive request (nginx: 1000): again, anew
-        conn.writer.close()
-        conn.writer = None
-        return await request(conn, method, path, body, headers)
-    status = int(line.split()[1])
-    found: dict[str, str] = {}
-    while (line := await conn.reader.readline()) not in (b"\r\n", b""):
-        name, _, value = line.decode().partition(":")
-        found[name.strip().lower()] = value.strip()
-    length = int(found.get("content-length", 0))
-    return status, found, await conn.reader.readexactly(length) if length else b""
-
-
 async def revalidations(port: int, path: str, n: int) -> tuple[list[float], list[float]]:
     """Server times and round trips (seconds) of ``n`` GETs revalidated with the ETag."""
     conn = Connection(port)
-    status, headers, _ = await request(conn, "GET", path)
+    status, headers, _ = await conn.exchange("GET", path)
     assert status == 200, status
     tag = headers["etag"]
     server, trips = [], []
     for _ in range(n):
         started = time.perf_counter()
-        status, headers, _ = await request(conn, "GET", path, headers=f"if-none-match: {tag}\r\n")
+        status, headers, _ = await conn.exchange("GET", path, headers=f"if-none-match: {tag}\r\n")
         trips.append(time.perf_counter() - started)
         assert status == 304, status
         server.append(float(headers["server-timing"].split("dur=")[1]) / 1000)
@@ -156,7 +132,7 @@ async def get_throughput(port: int, paths: list[str], seconds: float) -> float:
     async def client(offset: int) -> None:
         conn, i = Connection(port), offset
         while time.monotonic() < stop:
-            status, _, _ = await request(conn, "GET", paths[i % len(paths)])
+            status, _, _ = await conn.exchange("GET", paths[i % len(paths)])
             done[0] += status == 200
             i += 1
         await conn.close()
@@ -183,13 +159,13 @@ async def point_p50s(lanes: dict[str, tuple[int, str]], hashes: list[str], n: in
             started = time.perf_counter()
             if how == "text":
                 body = orjson.dumps({"query": POINT, "variables": variables})
-                status, headers, raw = await request(conns[name], "POST", "/graphql", body)
+                status, headers, raw = await conns[name].exchange("POST", "/graphql", body)
             elif how == "post":
                 body = orjson.dumps({"extensions": key, "variables": variables})
-                status, headers, raw = await request(conns[name], "POST", "/graphql", body)
+                status, headers, raw = await conns[name].exchange("POST", "/graphql", body)
             else:
                 path = persisted_path(POINT, variables)
-                status, headers, raw = await request(conns[name], "GET", path)
+                status, headers, raw = await conns[name].exchange("GET", path)
             if i >= 20:  # the first warm the caches of the text and the plan
                 times[name].append(time.perf_counter() - started)
                 server[name].append(float(headers["server-timing"].split("dur=")[1]) / 1000)

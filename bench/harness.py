@@ -17,7 +17,8 @@ class Connection:
         self.port = port
         self.reader = self.writer = None
 
-    async def request(self, method: str, path: str, body: bytes = b"", headers: str = ""):
+    async def _send(self, method: str, path: str, body: bytes, headers: str) -> bytes:
+        """The request sent; the status line of its answer (empty: the server had closed)."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         head = (
@@ -26,13 +27,33 @@ class Connection:
         )
         self.writer.write(head.encode() + body)
         await self.writer.drain()
-        status = int((await self.reader.readline()).split()[1])
+        return await self.reader.readline()
+
+    async def request(self, method: str, path: str, body: bytes = b"", headers: str = ""):
+        """status, body."""
+        status = int((await self._send(method, path, body, headers)).split()[1])
         length = 0
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
             if name.lower() == "content-length":
                 length = int(value)
         return status, await self.reader.readexactly(length)
+
+    async def exchange(self, method: str, path: str, body: bytes = b"", headers: str = ""):
+        """status, headers (lowercased names), body; sent again on a new connection when the
+        server had closed this one (nginx closes after 1,000 kept-alive requests)."""
+        status_line = await self._send(method, path, body, headers)
+        if not status_line:
+            self.writer.close()
+            self.writer = None
+            return await self.exchange(method, path, body, headers)
+        found: dict[str, str] = {}
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            found[name.strip().lower()] = value.strip()
+        length = int(found.get("content-length", 0))
+        answer = await self.reader.readexactly(length) if length else b""
+        return int(status_line.split()[1]), found, answer
 
     async def close(self) -> None:
         if self.writer is not None:
