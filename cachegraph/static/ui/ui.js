@@ -18,11 +18,10 @@ export function useQuery(name, variables, { skip = false } = {}) {
     if (skip) return undefined;
     const controller = new AbortController();
     setState((old) => ({ ...old, loading: true, error: null }));
+    // An answer that comes after its question was replaced is dropped, whatever it is.
     gql(name, variables, { signal: controller.signal }).then(
-      ({ data, warnings }) => setState({ data, warnings, loading: false }),
-      (error) => {
-        if (error.name !== "AbortError") setState({ error, loading: false });
-      },
+      ({ data, warnings }) => controller.signal.aborted || setState({ data, warnings, loading: false }),
+      (error) => controller.signal.aborted || setState({ error, loading: false }),
     );
     return () => controller.abort();
   }, [name, key, skip]);
@@ -66,6 +65,14 @@ export const short = (hash) => hash.slice(0, 7);
 
 export function Loading({ what = "Loading" }) {
   return html`<p class="loading" role="status">${what}…</p>`;
+}
+
+/** "Updating…" (or `what`) while a view waits for its new answer. Always drawn, empty when idle:
+ * an element that comes and goes among its siblings can make Preact move them, and a moved
+ * element loses the focus (the tag picker did); a live region is also only announced when it
+ * was there before its text changed. */
+export function Updating({ busy, what = "Updating" }) {
+  return html`<p class="loading" role="status">${busy ? `${what}…` : ""}</p>`;
 }
 
 export function Problem({ error }) {

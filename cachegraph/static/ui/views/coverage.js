@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, gql } from "../api.js";
 import { coverageBar } from "../charts.js";
-import { Loading, Problem, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
+import { Problem, Updating, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
 
 // The last answer, so that coming back to this view shows it again.
 let last = null;
@@ -141,7 +141,7 @@ export default function Coverage() {
         ${(tags.data?.tags ?? []).map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}</option>`)}
       </select></label>
     </div>
-    ${state.loading ? html`<${Loading} what=${`Checking ${state.name}`} />` : null}
+    <${Updating} busy=${state.loading} what=${`Checking ${state.name}`} />
     ${state.invalid ? html`<${NotALockfile} message=${state.invalid} />` : null}
     ${state.error ? html`<${Problem} error=${state.error} />` : null}
     ${state.coverage ? html`<${Answer} coverage=${state.coverage} facts=${state.facts} name=${state.name} tag=${state.tag} />` : null}`;

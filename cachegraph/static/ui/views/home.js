@@ -8,6 +8,7 @@ import {
   MirrorMark,
   Problem,
   Stat,
+  Updating,
   bytes,
   count,
   counted,
@@ -31,7 +32,7 @@ export default function Home({ params }) {
       <option value="" selected=${!tag}>every tag</option>
       ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}</option>`)}
     </select></label>
-    ${loading ? html`<${Loading} what="Updating" />` : null}
+    <${Updating} busy=${loading} />
     <section class="stats" aria-label="totals">
       <${Stat} label="specs" value=${count(stats.specCount)} />
       <${Stat} label="packages" value=${count(stats.packageCount)} />

@@ -10,6 +10,7 @@ import {
   Pager,
   Problem,
   SpecTable,
+  Updating,
   Warnings,
   commonVariants,
   count,
@@ -117,7 +118,7 @@ export function SpecResults({ filter, params, path, view, skip = [], marks, show
     <${FacetPanel} facets=${facets} params=${params} path=${path} skip=${skip} />
     <section class="table" aria-label="specs" id="results">
       <${Warnings} warnings=${warnings} />
-      ${loading ? html`<p class="loading" role="status">Updating…</p>` : null}
+      <${Updating} busy=${loading} />
       ${pager}
       ${common.length
         ? html`<p class="common" data-testid="common-values">${showCommon
