@@ -14,7 +14,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 
@@ -33,8 +33,13 @@ def source_files(
 
 def _walked(
     paths: Iterable[str | os.PathLike], missing: list[str], irregular: list[str]
-) -> Iterator[tuple[str, os.stat_result]]:
-    """(path, its stat) of every regular file under ``paths``: one stat a file, by scandir."""
+) -> Iterator[tuple[str, Callable[[], os.stat_result]]]:
+    """(path, how to stat it) of every regular file under ``paths``, as os.walk goes
+    top-down: a folder's files, then its folders, each in name order.
+
+    A file is stat'd only when its caller asks: listing a folder tells files from
+    folders, and a load needs no more.
+    """
     for raw in paths:
         path = os.fspath(raw)
         try:
@@ -43,50 +48,119 @@ def _walked(
             missing.append(path)
             continue
         if stat.S_ISREG(st.st_mode):
-            yield path, st
+            yield path, lambda st=st: st
         elif stat.S_ISDIR(st.st_mode):
             yield from _tree(path, irregular)
         else:
             irregular.append(path)
 
 
-def _tree(folder: str, irregular: list[str]) -> Iterator[tuple[str, os.stat_result]]:
-    try:
-        with os.scandir(folder) as found:
-            entries = sorted((e for e in found if not e.name.startswith(".")),
-                             key=lambda e: e.name)  # fmt: skip
-    except OSError:
-        return
-    files, folders = [], []
-    for entry in entries:
+def _tree(top: str, irregular: list[str]) -> Iterator[tuple[str, Callable[[], os.stat_result]]]:
+    # A stack, not recursion: a generator per level costs every file the depth of its path.
+    stack = [top]
+    while stack:
         try:
-            st = entry.stat()
+            with os.scandir(stack.pop()) as found:
+                entries = sorted((e for e in found if not e.name.startswith(".")), key=_name)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode):
-            files.append((entry.path, st))
-        elif stat.S_ISDIR(st.st_mode):
-            if not entry.is_symlink():  # as os.walk: a link to a folder is not followed
-                folders.append(entry.path)
-        else:
-            irregular.append(entry.path)
-    # As os.walk goes: a folder's files, then its folders, each in name order.
-    yield from files
-    for sub in folders:
-        yield from _tree(sub, irregular)
+        below = []
+        for entry in entries:
+            try:
+                if entry.is_file():
+                    yield entry.path, entry.stat
+                elif entry.is_dir():
+                    if not entry.is_symlink():  # as os.walk: a link to a folder is not followed
+                        below.append(entry.path)
+                else:
+                    entry.stat()  # a dangling link raises: nothing to report
+                    irregular.append(entry.path)
+            except OSError:
+                continue
+        stack.extend(reversed(below))
+
+
+def _name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
+def _folders(top: str, skip: frozenset[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """Every folder under ``top`` (``top`` too) and its stat, but those in ``skip``.
+
+    A folder whose link count says it holds no folders (2: itself and its name in its
+    parent) is not listed, as GNU find does: a mirror's tens of thousands of spec files
+    sit in such folders. Where the count means nothing (1, on btrfs), it is listed.
+    """
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        yield folder, st
+        if st.st_nlink == 2:
+            continue
+        try:
+            with os.scandir(folder) as found:
+                below = sorted(
+                    e.path
+                    for e in found
+                    if e.is_dir(follow_symlinks=False)
+                    and not e.name.startswith(".")
+                    and e.path not in skip
+                )
+        except OSError:
+            continue
+        stack.extend(reversed(below))
 
 
 def fingerprint(paths: Sequence[str], labels: Sequence[str] = (), more: Sequence[str] = ()) -> str:
     """A digest of ``labels`` and every source file's path, size and modification time.
 
-    ``more`` are files or folders outside ``paths`` to include (mirrors given on their own).
+    ``more`` are mirrors, given by their paths. An indexed mirror is what its index lists
+    (as Spack reads one), so its own files are not each stat'd (a quarter of a million
+    specs are a million files): its index files are, and every folder's modification time,
+    which changes when a file is added, removed or replaced by a rename (as Spack, rsync
+    and ``aws s3 sync`` write). Content-addressed blobs (v3) are left out: a changed blob
+    has another name, in a manifest that changed.
     """
     lines = list(labels)
     missing: list[str] = []
-    for path, st in [*_walked(paths, [], []), *_walked(more, missing, [])]:
+    for mirror in more:
+        root, index, skip = _mirror_index(mirror)
+        if not index:
+            paths = [*paths, mirror]
+            continue
+        for path in index:
+            try:
+                st = os.stat(path)
+                lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
+            except OSError:
+                lines.append(f"{path}\tmissing")
+        lines += [f"{folder}/\t{st.st_mtime_ns}" for folder, st in _folders(root, skip)]
+    for path, stat_of in _walked(paths, missing, []):
+        st = stat_of()
         lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
     lines += [f"{path}\tmissing" for path in missing]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _mirror_index(mirror: str) -> tuple[str, list[str], frozenset[str]]:
+    """An indexed mirror's folder, its index files and the folders its fingerprint leaves
+    out; for a mirror without an index, no index files (every file counts). Found as
+    ``mirrors.read_mirror`` finds them (this module imports nothing of the package: see
+    the top)."""
+    if os.path.isfile(mirror):  # a v2 index.json named itself
+        return os.path.dirname(mirror), [mirror, mirror + ".hash"], frozenset()
+    if os.path.isfile(os.path.join(mirror, "v3", "layout.json")):
+        manifests = os.path.join(mirror, "v3", "manifests", "index")
+        listed = [path for path, _ in _walked([manifests], [], [])]
+        index = [os.path.join(mirror, "v3", "layout.json"), *listed] if listed else []
+        return mirror, index, frozenset([os.path.join(mirror, "blobs")])
+    folder = os.path.join(mirror, "build_cache")
+    index = os.path.join(folder if os.path.isdir(folder) else mirror, "index.json")
+    return mirror, [index, index + ".hash"] if os.path.isfile(index) else [], frozenset()
 
 
 def read_regular(path: str | os.PathLike, limit: int | None = None) -> bytes:

@@ -2,7 +2,7 @@
 
 The file is a header line, a JSON description (each array's name, type, shape
 and offset; the mirrors; the load report; the fingerprint of the sources it was
-built from: every file's path, size and modification time), then each array's
+built from, ``files.fingerprint``), then each array's
 bytes, aligned. A restart maps the file and makes each array a view of its
 bytes: nothing is read until a query touches it, so a restart at a million
 specs costs about what a start on a handful does. A snapshot whose fingerprint
@@ -37,7 +37,8 @@ _ALIGN = 64
 
 
 def fingerprint(paths: Iterable[str | os.PathLike], mirrors: Iterable[MirrorSource] = ()) -> str:
-    """A digest of every source file's path, size and modification time."""
+    """A digest of the sources: what ``files.fingerprint`` says of them, with the mirrors'
+    names, tags and stacks and this snapshot format."""
     return files.fingerprint(*_described(paths, mirrors))
 
 

@@ -96,7 +96,83 @@ def test_a_snapshot_of_mirrors_keeps_their_graph_sizes_and_staleness(shared_mirr
     assert sorted(restored.edges(data=True)) == sorted(graph.edges(data=True))
     query = "{ mirrors { name layout specCount totalBytes } }"
     assert execute(restored, query) == execute(graph, query)
-    # A file changed inside a mirror folder makes the snapshot stale.
+    # A spec manifest replaced (written aside and renamed, as Spack writes) makes it stale.
     manifest = next((v3 / "v3/manifests/spec/libelf").glob("*.json"))
-    manifest.write_text(manifest.read_text() + "\n")
+    (v3 / "aside").write_text(manifest.read_text() + "\n")
+    (v3 / "aside").rename(manifest)
     assert snapshot.fingerprint([], mirrors) != key
+
+
+def replaced(path: Path, text: str) -> None:
+    """``path`` rewritten as Spack, rsync and ``aws s3 sync`` write: aside, then renamed."""
+    aside = path.with_name(path.name + ".tmp")
+    aside.write_text(text)
+    aside.rename(path)
+
+
+SPEC = "test-debian6-core2-gcc-10.2.1-libelf-0.8.13-rqh2vuf6fqwkmipzgi2wjx352mq7y7ez.spec.json"
+
+
+@pytest.fixture(params=["v2", "v3", "v2 without an index"])
+def mirror(request, shared_mirrors: Path, tmp_path: Path) -> tuple[str, Path]:
+    from tests.mirrors import migrate_to_v3
+
+    v2 = shared_mirrors / "v2_layout/unsigned/build_cache"
+    if request.param == "v3":
+        return "v3", migrate_to_v3(v2, tmp_path / "v3")
+    root = Path(shutil.copytree(v2.parent, tmp_path / "v2"))
+    if request.param != "v2":
+        (root / "build_cache/index.json").unlink()
+        (root / "build_cache/index.json.hash").unlink()
+    return request.param, root
+
+
+def spec_file(kind: str, root: Path) -> Path:
+    if kind == "v3":
+        return next((root / "v3/manifests/spec/libelf").glob("*.json"))
+    return root / "build_cache" / SPEC
+
+
+@pytest.mark.parametrize(
+    "change", ["add a spec file", "remove a spec file", "replace a spec file", "rewrite the index"]
+)
+def test_a_mirror_changed_as_spack_changes_one_changes_the_fingerprint(mirror, change: str):
+    kind, root = mirror
+    sources = [MirrorSource("site", "e4s", root)]
+    before = snapshot.fingerprint([], sources)
+    spec = spec_file(kind, root)
+    if change == "add a spec file":
+        shutil.copy(spec, spec.with_name(spec.name.replace("rqh2", "zzz2").replace("-", "_", 1)))
+    elif change == "remove a spec file":
+        spec.unlink()
+    elif change == "replace a spec file":
+        replaced(spec, spec.read_text() + "\n")
+    elif kind == "v2 without an index":
+        pytest.skip("no index to rewrite")
+    else:
+        index = (
+            next((root / "v3/manifests/index").glob("*.json"))
+            if kind == "v3"
+            else root / "build_cache/index.json"
+        )
+        replaced(index, index.read_text())
+    assert snapshot.fingerprint([], sources) != before
+    assert snapshot.fingerprinting([], sources).result() == snapshot.fingerprint([], sources)
+
+
+def test_an_indexed_mirrors_fingerprint_reads_its_index_and_folders_not_every_file(mirror):
+    """An indexed mirror is what its index lists (Spack's ``BinaryCacheIndex``), so a file
+    edited in place without a rename is not seen until the index or a folder changes; a
+    mirror without an index is its files, each seen. A new v3 blob is content-addressed:
+    what it holds is named by a manifest, which changes with it."""
+    kind, root = mirror
+    sources = [MirrorSource("site", "e4s", root)]
+    before = snapshot.fingerprint([], sources)
+    spec = spec_file(kind, root)
+    with spec.open("a") as f:
+        f.write("\n")
+    assert (snapshot.fingerprint([], sources) == before) == (kind != "v2 without an index")
+    if kind == "v3":
+        blob = next(p for p in (root / "blobs").rglob("*") if p.is_file())
+        shutil.copy(blob, blob.with_name("0" * 64))
+        assert snapshot.fingerprint([], sources) == before
