@@ -57,6 +57,11 @@ class Watched:
         self.page.goto(self.origin + path)
         self.page.locator("html[data-painted]").wait_for(timeout=30_000)
 
+    def settled(self) -> None:
+        """Wait until no part of the view is still loading (``aria-busy``): a kept view shows
+        its last answer, with the new question's headings, until the new answer comes."""
+        self.page.locator("main [aria-busy='true']").wait_for(state="detached")
+
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
@@ -242,6 +247,7 @@ def test_a_column_header_orders_the_table_as_the_server_does(browser, origin):
     page.locator("table.specs th a", has_text="version").click()  # then descending
     page.wait_for_url(re.compile(r"order=version%3Adesc"))
     page.locator("th[aria-sort='descending']").wait_for()
+    watched.settled()
     shown = page.locator("table.specs a.hash").evaluate_all("links => links.map(a => a.href)")
     assert [h.rsplit("/", 1)[1] for h in shown] == [s["hash"] for s in expected["specs"]["nodes"]]
     watched.check_and_close()

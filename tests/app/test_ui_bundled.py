@@ -180,8 +180,9 @@ def test_the_status_view_lists_every_source_and_mirror_and_marks_a_failed_one(br
         # Its problems, by following its count.
         marked.locator("td.num a").first.click()
         page.wait_for_url(re.compile(r"mirror=test%2Fbroken"))
+        page.locator("#problems-h small", has_text="of test/broken").wait_for()
+        watched.settled()
         listed = page.locator("table.problems tbody tr")
-        listed.first.wait_for()
         mine = [p for p in truth["loadStatus"]["problems"]["nodes"]
                 if p["path"].startswith(str(broken.parent))]  # fmt: skip
         assert listed.count() == len(mine) == failed["test/broken"]

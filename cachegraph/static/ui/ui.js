@@ -13,19 +13,22 @@ export { href, params, queryString };
 /** {data, warnings, error, loading} of an operation, asked again when its variables change. */
 export function useQuery(name, variables, { skip = false } = {}) {
   const key = JSON.stringify(variables);
-  const [state, setState] = useState({ loading: !skip });
+  // What is shown answers `state.key`: while that is not the question of this render, the
+  // view is loading -- from the very render that asks, so `aria-busy` never claims an old
+  // answer is the new one.
+  const [state, setState] = useState({});
   useEffect(() => {
     if (skip) return undefined;
     const controller = new AbortController();
-    setState((old) => ({ ...old, loading: true, error: null }));
     // An answer that comes after its question was replaced is dropped, whatever it is.
     gql(name, variables, { signal: controller.signal }).then(
-      ({ data, warnings }) => controller.signal.aborted || setState({ data, warnings, loading: false }),
-      (error) => controller.signal.aborted || setState({ error, loading: false }),
+      ({ data, warnings }) => controller.signal.aborted || setState({ data, warnings, key }),
+      (error) => controller.signal.aborted || setState({ error, key }),
     );
     return () => controller.abort();
   }, [name, key, skip]);
-  return state;
+  const current = state.key === key;
+  return { ...state, error: current ? state.error : null, loading: !skip && !current };
 }
 
 /** Marks the moment a view's main data is on the screen (tests read it as its first

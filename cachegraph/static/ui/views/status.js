@@ -24,7 +24,7 @@ export default function Status({ params }) {
   const { data: first } = useQuery("Status", { severity: null, under: null, offset: 0 });
   const chosen = first?.mirrors.find((m) => m.name === mirror);
   const under = chosen ? chosen.location.replace(/\/(build_cache(\/index\.json)?|index\.json)$/, "") : null;
-  const { data, error } = useQuery("Status", { severity, under, offset }, { skip: mirror && !first });
+  const { data, error, loading } = useQuery("Status", { severity, under, offset }, { skip: mirror && !first });
   usePainted(data, "status");
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<${Loading} />`;
@@ -70,7 +70,7 @@ export default function Status({ params }) {
               <td><code>${m.location}</code></td></tr>`,
           )}</tbody></table></div>`}
     </section>
-    <section aria-labelledby="problems-h">
+    <section aria-labelledby="problems-h" aria-busy=${loading ? "true" : "false"}>
       <h2 id="problems-h">Problems ${filtered ? html`<small>${filtered}</small>` : null}</h2>
       <p class="filters">
         ${["error", "warning"].map((v) => html`<a class=${"badge" + (severity === v ? " on" : "")} aria-pressed=${String(severity === v)}
