@@ -14,6 +14,7 @@ from .context import graph
 from .cost import cost, counted
 from .counted import StackCount, stack_counts
 from .diffs import LookalikeGroup, lookalike_groups
+from .facets import FacetValue
 from .named import Named, accepts, names
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
@@ -145,6 +146,14 @@ class PackageFilter:
     tag: str | None = strawberry.field(
         default=None, description="Packages with at least one spec in this tag."
     )
+    name_prefix: str | None = strawberry.field(
+        default=None, description="Case-insensitive start of the package name."
+    )
+
+
+def package_query(f: PackageFilter | None) -> counts.PackageQuery:
+    f = f or PackageFilter()
+    return counts.PackageQuery(f.name_contains, f.stack, f.compiler, f.target, f.tag, f.name_prefix)
 
 
 def find_package(info: Info, name: str) -> Package | None:
@@ -165,6 +174,14 @@ class PackageQueries:
         first: int | None = 50,
         after: str | None = None,
     ) -> PackageConnection:
-        f = filter or PackageFilter()
-        query = counts.PackageQuery(f.name_contains, f.stack, f.compiler, f.target, f.tag)
-        return package_connection(info, counts.package_names(graph(info), query), first, after)
+        names = counts.package_names(graph(info), package_query(filter))
+        return package_connection(info, names, first, after)
+
+    @strawberry.field(
+        description="The first characters of the matching packages' names, each with how "
+        "many packages: the letters of a package index, in order.",
+        metadata=cost(items=40),
+    )
+    def package_initials(self, info: Info, filter: PackageFilter | None = None) -> list[FacetValue]:
+        initials = counts.package_initials(graph(info), package_query(filter))
+        return [FacetValue(value=c, count=n) for c, n in initials]

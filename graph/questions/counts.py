@@ -174,6 +174,7 @@ class PackageQuery:
     compiler: str | None = None
     target: str | None = None
     tag: str | None = None
+    name_prefix: str | None = None
 
 
 def package_names(G: CacheGraph, q: PackageQuery) -> list[str]:
@@ -189,10 +190,27 @@ def package_names(G: CacheGraph, q: PackageQuery) -> list[str]:
         if (value := getattr(q, kind)) is not None
     ]
     names = names_in_scope(G, "package", q.tag)
+    if q.name_prefix:
+        start = q.name_prefix.lower()
+        names = [n for n in names if n.lower().startswith(start)]
     if q.name_contains:
         needle = q.name_contains.lower()
         names = [n for n in names if needle in n.lower()]
     return [n for n in names if all(n in s for s in sets)]
+
+
+def package_initials(G: CacheGraph, q: PackageQuery) -> list[tuple[str, int]]:
+    """(first character, how many packages) of the packages matching ``q``, in order: the
+    letters of a package index.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> package_initials(example_graph(), PackageQuery())
+    [('g', 1), ('h', 1), ('z', 1)]
+    """
+    initials: dict[str, int] = {}
+    for name in package_names(G, q):
+        initials[name[0].lower()] = initials.get(name[0].lower(), 0) + 1
+    return sorted(initials.items())
 
 
 def package_exists(G: CacheGraph, name: str) -> bool:

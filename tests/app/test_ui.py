@@ -58,9 +58,12 @@ class Watched:
         self.page.locator("html[data-painted]").wait_for(timeout=30_000)
 
     def settled(self) -> None:
-        """Wait until no part of the view is still loading (``aria-busy``): a kept view shows
-        its last answer, with the new question's headings, until the new answer comes."""
-        self.page.locator("main [aria-busy='true']").wait_for(state="detached")
+        """Wait until the view drawn is the address's and no part of it is still loading
+        (``aria-busy``): a kept view shows its last answer until the new one comes."""
+        self.page.wait_for_function(
+            "document.getElementById('app').dataset.shown === location.pathname + "
+            "location.search && !document.querySelector(\"main [aria-busy='true']\")"
+        )
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,75 @@ def test_search_forgives_case_parts_of_names_attribute_values_hashes_and_plus(br
     page.locator("section.facet[aria-label='versions'] .badge").first.click()
     page.wait_for_url(re.compile(r"version="))
     page.locator("h1 code").get_by_text("mpich+fortran %gcc@12:", exact=True).wait_for()
+    watched.check_and_close()
+
+
+def test_the_package_index_lists_packages_by_letter_part_of_name_and_tag(browser, origin):
+    def truth(**package_filter) -> list[list[str]]:
+        nodes = ask(origin, "query($f: PackageFilter, $t: String) { packages(filter: $f, "
+                    "first: 1000) { nodes { name specCount(tag: $t) } } }",
+                    {"f": package_filter, "t": package_filter.get("tag")})  # fmt: skip
+        return [[n["name"], f"{n['specCount']:,}"] for n in nodes["packages"]["nodes"]]
+
+    def rows() -> list[list[str]]:
+        watched.settled()
+        cells = page.locator("table.packages tbody tr").evaluate_all(
+            "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))"
+        )
+        return cells
+
+    def letters() -> list[str]:
+        return [t.split()[0] for t in page.locator("nav.letters a").all_inner_texts()]
+
+    every = truth()
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/packages")
+    assert rows() == every
+    # The letters, each with the count of its packages (worked out here from the names).
+    initials = Counter(name[0] for name, _ in every)
+    assert page.locator("nav.letters a").all_inner_texts() == ["all"] + [
+        f"{c.upper()} {n}" for c, n in sorted(initials.items())
+    ]
+    page.locator("nav.letters").get_by_role("link", name=re.compile(r"^L: ")).click()
+    page.wait_for_url(re.compile(r"letter=l"))
+    assert rows() == [row for row in every if row[0].startswith("l")]
+    # Typing narrows in place, the focus staying in the box.
+    box = page.get_by_label("a part of the package name")
+    box.press_sequentially("lib")
+    page.wait_for_url(re.compile(r"name=lib"))
+    assert rows() == [row for row in truth(nameContains="lib") if row[0].startswith("l")]
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
+        "a part of the package name"
+    )
+    assert letters() == ["all", *sorted({n[0].upper() for n, _ in truth(nameContains="lib")})]
+    # A tag narrows the list and counts the specs of that tag.
+    watched.open("/ui/packages")
+    page.get_by_label("tag", exact=True).select_option("test")
+    page.wait_for_url(re.compile(r"tag=test"))
+    assert rows() == truth(tag="test")
+    watched.check_and_close()
+
+
+def test_search_has_a_tag_picker_and_turns_did_you_mean_into_searches(browser, origin):
+    watched = Watched(browser, origin)
+    page = watched.page
+    watched.open("/ui/search?q=mpich os=ubuntu")
+    hint = page.get_by_test_id("did-you-mean")
+    hint.wait_for()
+    assert hint.locator("a").all_inner_texts() == ["ubuntu24.04", "ubuntu22.04", "ubuntu20.04"]
+    hint.get_by_role("link", name="ubuntu22.04").click()
+    page.wait_for_url(re.compile(r"q=mpich\+os%3Dubuntu22\.04$|q=mpich%20os%3Dubuntu22\.04$"))
+    expected = ask(origin, '{ facets(filter: {satisfies: "mpich os=ubuntu22.04"}) { specCount } }')
+    total = page.locator(".facets .total strong")
+    total.get_by_text(f"{expected['facets']['specCount']:,}", exact=True).wait_for()
+    # The tag picker narrows the same search to one tag.
+    page.get_by_label("tag", exact=True).select_option("develop")
+    page.wait_for_url(re.compile(r"tag=develop"))
+    narrowed = ask(origin, '{ facets(filter: {satisfies: "mpich os=ubuntu22.04", tag: "develop"})'
+                   " { specCount } }")["facets"]["specCount"]  # fmt: skip
+    total.get_by_text(f"{narrowed:,}", exact=True).wait_for()
+    assert page.locator("p.active").get_by_text("tag=develop").count() == 1
     watched.check_and_close()
 
 
@@ -409,6 +479,67 @@ def test_the_dag_opens_on_its_root_fits_zooms_and_marks_what_no_cache_holds(
     assert [uncached.nth(i).get_attribute("aria-label").split("@")[0]
             for i in range(uncached.count())] == ["gcc"]  # fmt: skip
     watched.check_and_close()
+
+
+def tree_mirror(folder: Path, fanout: tuple[int, ...]) -> str:
+    """A v2 mirror (database version 8, as Spack writes it) of one spec, ``big``, whose DAG
+    is a tree: ``fanout[0]`` direct dependencies, each with ``fanout[1]``, and so on. Every
+    node is its own spec. The root's hash."""
+    import base64
+    import hashlib
+
+    def hash_of(name: str) -> str:
+        return base64.b32encode(hashlib.sha256(name.encode()).digest()).decode().lower()[:32]
+
+    installs = {}
+
+    def add(name: str, depth: int) -> str:
+        children = (
+            [add(f"{name}-{i}", depth + 1) for i in range(fanout[depth])]
+            if depth < len(fanout)
+            else []
+        )
+        node = {
+            "name": name, "version": "1.0", "namespace": "builtin", "parameters": {},
+            "arch": {"platform": "linux", "platform_os": "ubuntu22.04", "target": "x86_64_v3"},
+            "hash": hash_of(name),
+            "dependencies": [
+                {"name": f"{name}-{i}", "hash": child,
+                 "parameters": {"deptypes": ["build", "link"], "virtuals": []}}
+                for i, child in enumerate(children)
+            ],
+        }  # fmt: skip
+        installs[node["hash"]] = {"spec": node, "ref_count": 0, "in_buildcache": True}
+        return node["hash"]
+
+    root = add("big", 0)
+    (folder / "build_cache").mkdir(parents=True)
+    index = {"database": {"version": "8", "installs": installs}}
+    (folder / "build_cache" / "index.json").write_text(json.dumps(index))
+    return root
+
+
+def test_a_large_dag_shows_two_levels_then_every_node_when_asked(browser, tmp_path):
+    root = tree_mirror(tmp_path / "big", (10, 10, 4))  # 1 + 10 + 100 + 400 nodes
+    with serving("--data", str(SEEDS), "--mirror", f"test:big={tmp_path / 'big'}") as origin:
+        watched = Watched(browser, origin)
+        page = watched.page
+        watched.open(f"/ui/spec/{root}")
+        figure = page.locator("figure.dag")
+        figure.get_by_text(
+            "The DAG has 511 nodes: the picture shows its first two levels."
+        ).wait_for()
+        assert figure.locator("svg[role=img]").get_attribute("aria-label") == (
+            "dependency DAG of big with 111 nodes"
+        )
+        # Every node is in the mirror: none is marked as held by no cache.
+        assert figure.locator("a.node.uncached").count() == 0
+        figure.get_by_role("button", name="Draw all 511").click()
+        figure.locator("svg[aria-label='dependency DAG of big with 511 nodes']").wait_for()
+        assert figure.locator("a.node").count() == 511
+        assert figure.get_by_text("first two levels").count() == 0
+        assert figure.locator("a.node.uncached").count() == 0
+        watched.check_and_close()
 
 
 def test_the_heatmap_reads_at_thirty_stacks(browser, tmp_path, shared_data):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from tests.conftest import execute
-from tests.rawpages import raw_pages
+from tests.rawpages import raw_pages, spec_file_nodes
 
 PACKAGE = """{ package(name: "py-ml-dtypes") {
   name specCount versions compilers { name } targets { name } oss platforms
@@ -98,6 +100,9 @@ def test_an_absent_package_is_null(run):
         ({"stack": "e4s", "compiler": "gcc@11.4.0"}, ["py-ml-dtypes"]),
         ({"tag": "develop", "nameContains": "S"}, ["py-keras", "py-ml-dtypes", "py-safetensors"]),
         ({"tag": "v0.21.0"}, []),
+        ({"namePrefix": "PY-S"}, ["py-safetensors"]),
+        ({"namePrefix": "py-", "nameContains": "ker"}, ["py-keras"]),
+        ({"namePrefix": "keras"}, []),
     ],
 )
 def test_the_package_filter(run, package_filter, names):
@@ -124,3 +129,21 @@ def test_walking_packages_one_at_a_time(run):
             break
         after = page["pageInfo"]["endCursor"]
     assert seen == ["py-keras", "py-ml-dtypes", "py-pdm-backend", "py-safetensors"]
+
+
+@pytest.mark.parametrize("tag", [None, "develop"])
+def test_package_initials_count_each_letters_packages(data_graph, shared_data, tag):
+    names = {p.package for p in raw_pages(shared_data) if p.records and tag in (None, p.tag)}
+    if tag is None:  # the spec files' dependencies are specs too, in no tag
+        names |= {node["name"] for node in spec_file_nodes(shared_data)}
+    letters = Counter(name[0] for name in names)
+    query = """query($t: String, $l: String) {
+      packageInitials(filter: {tag: $t}) { value count }
+      packages(filter: {tag: $t, namePrefix: $l}, first: 1000) { nodes { name } } }"""
+    letter = max(letters, key=lambda c: (letters[c], c))
+    assert execute(data_graph, query, {"t": tag, "l": letter.upper()}) == {
+        "data": {
+            "packageInitials": [{"value": c, "count": n} for c, n in sorted(letters.items())],
+            "packages": {"nodes": [{"name": n} for n in sorted(names) if n.startswith(letter)]},
+        }
+    }

@@ -14,13 +14,14 @@ const VIEWS = {
   diff: () => import("./views/tagdiff.js"),
   coverage: () => import("./views/coverage.js"),
   status: () => import("./views/status.js"),
+  packages: () => import("./views/packages.js"),
 };
 
 /** [view, its path argument] of a location. */
 function route(location) {
   const path = location.pathname.slice(ROOT.length).replace(/\/+$/, "") || "/";
   const match =
-    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|diff|coverage|status)$/);
+    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|packages|diff|coverage|status)$/);
   if (match) return [match[1], decodeURIComponent(match[2] ?? "")];
   if (path === "/" || path === "/ui") return ["home", ""];
   return ["missing", path];
@@ -30,7 +31,7 @@ let rerender = () => {};
 
 // Views kept on the screen while their filters change (a facet click): they show the last
 // answer, marked as updating, until the new one comes.
-const KEEP = new Set(["home", "search", "package", "status"]);
+const KEEP = new Set(["home", "search", "packages", "package", "status"]);
 
 /** Go to an explorer URL without reloading the page. */
 export function navigate(url, { replace = false } = {}) {
@@ -68,6 +69,7 @@ function titleOf(view, argument, params) {
     package: `${argument}${tag ? ` in ${tag}` : ""} · Package`,
     spec: `/${argument.slice(0, 7)} · Spec`,
     diff: params.get("from") ? `${params.get("from")} → ${params.get("to") ?? ""} · Tag diff` : "Tag diff",
+    packages: `Packages${params.get("letter") ? ` · ${params.get("letter").toUpperCase()}` : ""}${tag ? ` in ${tag}` : ""}`,
     coverage: "Is my environment cached?",
     status: "Status",
     missing: "Not found",
@@ -139,6 +141,7 @@ function Shell({ view, argument, module }) {
   const nav = [
     ["home", "/", "Home"],
     ["search", "/ui/search", "Search"],
+    ["packages", "/ui/packages", "Packages"],
     ["diff", "/ui/diff", "Tag diff"],
     ["coverage", "/ui/coverage", "Is my environment cached?"],
     ["status", "/ui/status", "Status"],
@@ -185,6 +188,8 @@ rerender = async () => {
   const focusing = focusPending;
   focusPending = false;
   render(html`<${Shell} view=${view} argument=${argument} module=${module} />`, app);
+  // The address drawn last: with aria-busy, tells a test (or a tool) the view is settled.
+  app.dataset.shown = location.pathname + location.search;
   if (focusing) focusHeading();
 };
 window.addEventListener("popstate", () => rerender());

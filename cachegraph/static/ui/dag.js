@@ -100,15 +100,18 @@ function levels(spec) {
 
 /** The picture of a spec's DAG (``spec`` has its hash and dependency counts). */
 export function Dag({ spec }) {
-  const whole = spec.allDependencies <= MAX_NODES;
-  const { data, error } = useQuery(whole ? "Dag" : "DagLevels", { hash: spec.hash }, {
+  const [expanded, setExpanded] = useState(false);
+  const whole = spec.allDependencies <= MAX_NODES || expanded;
+  const { data, error, loading } = useQuery(whole ? "Dag" : "DagLevels", { hash: spec.hash }, {
     skip: spec.allDependencies === 0,
   });
   if (spec.allDependencies === 0) return html`<p>No dependencies are recorded for this spec.</p>`;
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<${Loading} what="Drawing the DAG" />`;
-  return html`<${Picture} root=${whole ? data.spec : levels(data.spec)} whole=${whole}
-    all=${spec.allDependencies} />`;
+  // Expanding: the two levels stay drawn until the whole DAG comes.
+  const drawn = whole && !loading;
+  return html`<${Picture} root=${drawn ? data.spec : levels(data.spec)} whole=${drawn}
+    all=${spec.allDependencies} expanding=${expanded && loading} expand=${() => setExpanded(true)} />`;
 }
 
 /** The view box that shows the whole picture in a frame of ``frame`` px (never enlarged). */
@@ -135,7 +138,7 @@ function zoomed(box, factor, at = { x: box.x + box.w / 2, y: box.y + box.h / 2 }
   return { x: at.x - ((at.x - box.x) * w) / box.w, y: at.y - ((at.y - box.y) * h) / box.h, w, h };
 }
 
-function Picture({ root, whole, all }) {
+function Picture({ root, whole, all, expand, expanding }) {
   const [every, setEvery] = useState(false);
   const [build, setBuild] = useState(true);
   const { nodes, edges, width, height } = laidOut(root, { every, build });
@@ -214,7 +217,8 @@ function Picture({ root, whole, all }) {
   const view = box ?? { x: 0, y: 0, w: width, h: height };
   const uncached = nodes.filter((n) => !n.spec.tags?.length).length;
   return html`<figure class="dag">
-    ${whole ? null : html`<p class="hint">The DAG has ${count(all + 1)} nodes: the picture shows its first two levels.</p>`}
+    ${whole ? null : html`<p class="hint">The DAG has ${count(all + 1)} nodes: the picture shows its first two levels.
+      <button type="button" onClick=${expand} disabled=${expanding}>${expanding ? "Drawing every node…" : `Draw all ${count(all + 1)}`}</button></p>`}
     <div class="dag-tools" role="toolbar" aria-label="the picture">
       <button type="button" onClick=${fit} title="the whole DAG in the frame (key 0)">fit</button>
       <button type="button" onClick=${() => zoom(1.25)} aria-label="zoom in" title="zoom in (key +, the wheel, a pinch)">+</button>

@@ -12,7 +12,7 @@ export { href, params, queryString };
 
 /** {data, warnings, error, loading} of an operation, asked again when its variables change. */
 export function useQuery(name, variables, { skip = false } = {}) {
-  const key = JSON.stringify(variables);
+  const key = JSON.stringify([name, variables]);
   // What is shown answers `state.key`: while that is not the question of this render, the
   // view is loading -- from the very render that asks, so `aria-busy` never claims an old
   // answer is the new one.
@@ -26,7 +26,7 @@ export function useQuery(name, variables, { skip = false } = {}) {
       (error) => controller.signal.aborted || setState({ error, key }),
     );
     return () => controller.abort();
-  }, [name, key, skip]);
+  }, [key, skip]);
   const current = state.key === key;
   return { ...state, error: current ? state.error : null, loading: !skip && !current };
 }

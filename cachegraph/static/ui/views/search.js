@@ -118,6 +118,7 @@ export function SpecResults({ filter, params, path, view, skip = [], marks, show
     <${FacetPanel} facets=${facets} params=${params} path=${path} skip=${skip} />
     <section class="table" aria-label="specs" id="results">
       <${Warnings} warnings=${warnings} />
+      <${Corrections} warnings=${warnings} params=${params} path=${path} />
       <${Updating} busy=${loading} />
       ${pager}
       ${common.length
@@ -210,6 +211,42 @@ function PackageChoices({ packages }) {
   </section>`;
 }
 
+// The server's warning of a value no loaded spec has: "... 'ubuntu', so nothing matches it
+// (did you mean ubuntu22.04?)".
+const DID_YOU_MEAN = /'([^']+)'.*\(did you mean ([^?]+)\?\)/;
+const escaped = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The server's "did you mean" suggestions as searches: the search text with the unknown
+ * word replaced by each suggestion. */
+export function Corrections({ warnings, params, path }) {
+  const q = params.get("q") || "";
+  const links = [];
+  for (const warning of warnings ?? []) {
+    const found = warning.match(DID_YOU_MEAN);
+    if (!found) continue;
+    const word = new RegExp(`(^|[^A-Za-z0-9_.-])${escaped(found[1])}(?![A-Za-z0-9_.-])`, "i");
+    if (!word.test(q)) continue;
+    for (const suggestion of found[2].split(", ")) {
+      const fixed = q.replace(word, (_, before) => before + suggestion);
+      links.push([suggestion, withParams(path, params, { q: fixed, after: null, from: null })]);
+    }
+  }
+  if (!links.length) return null;
+  return html`<p class="hint" data-testid="did-you-mean">Did you mean ${links.map(
+    ([suggestion, to], i) => html`${i ? ", " : ""}<a href=${to}>${suggestion}</a>`,
+  )}?</p>`;
+}
+
+/** Search within one tag, or every tag. */
+function TagPicker({ tags, params }) {
+  const tag = params.get("tag") || "";
+  const chosen = (e) => navigate(withParams("/ui/search", params, { tag: e.target.value || null, after: null, from: null }));
+  return html`<label class="picker">Tag <select aria-label="tag" onChange=${chosen}>
+    <option value="" selected=${!tag}>every tag</option>
+    ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name} (${count(t.specCount)})</option>`)}
+  </select></label>`;
+}
+
 /** A search that is a hash: open its spec (replacing the search in the history). */
 function useHashOpened(q) {
   const [state, setState] = useState(HASH.test(q) ? "asking" : "no");
@@ -232,6 +269,7 @@ export default function Search({ params }) {
   const q = (params.get("q") || "").trim();
   const opening = useHashOpened(q);
   const understood = useUnderstood(q);
+  const tags = useQuery("Tags", {});
   if (opening === "asking") return html`<${Loading} what="Opening the spec" />`;
   if (!understood) return html`<${Loading} />`;
   const filter = filterOf(params);
@@ -240,6 +278,7 @@ export default function Search({ params }) {
   const described = Object.keys(filter).length ? "Specs" : "Every spec";
   return html`<h1>${described}${filter.satisfies ? html` matching <code>${filter.satisfies}</code>` : ""}
       ${filter.tag ? html` in <span class="tag">${filter.tag}</span>` : ""}</h1>
+    <${TagPicker} tags=${tags.data?.tags ?? []} params=${params} />
     ${understood.notes.length
       ? html`<p class="hint">Understood <code>${q}</code> as: ${understood.notes.join("; ")}.</p>`
       : null}
