@@ -34,7 +34,7 @@ from cachegraph.synth import synthesize  # noqa: E402
 from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
 from tests.browser import ask, chromium  # noqa: E402
 
-VIEWS = ("home", "search", "package", "spec", "diff", "coverage")
+VIEWS = ("home", "search", "packages", "package", "spec", "diff", "coverage")
 MB = 1_000_000
 
 
@@ -49,6 +49,7 @@ def urls(origin: str) -> dict[str, str]:
     return {
         "home": "/",
         "search": f"/ui/search?q={package}",
+        "packages": "/ui/packages",
         "package": f"/ui/package/{package}",
         "spec": f"/ui/spec/{spec}",
         "diff": "/ui/diff",

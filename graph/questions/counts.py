@@ -103,13 +103,18 @@ def names_in_scope(G: CacheGraph, kind: str, tag: str | None = None) -> list[str
 
 
 def tag_names(G: CacheGraph) -> list[str]:
-    """Every tag some spec is in, sorted.
+    """Every tag some spec is in or some mirror was given for, sorted: a mirror that failed
+    to load still names its tag, with no specs, rather than have it vanish.
 
     >>> from cachegraph.graph.store.example import example_graph
     >>> tag_names(example_graph())
     ['develop', 'v1']
     """
-    return names_in_scope(G, "tag")
+
+    def compute() -> list[str]:
+        return sorted({*names_in_scope(G, "tag"), *(m.tag for m in G.store.mirrors)})
+
+    return G.memoized("tag names", compute)
 
 
 @dataclass(frozen=True)

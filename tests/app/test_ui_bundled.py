@@ -353,6 +353,61 @@ def test_spec_tables_are_one_line_a_row_and_hide_the_common_values(browser, orig
     watched.check_and_close()
 
 
+#: zfp's variants as spack-packages' zfp/package.py (a CMakePackage and CudaPackage)
+#: declares them: the widest row the issue measured (16 variants and more).
+ZFP = ["bsws=64", "build_system=cmake", "build_type=Release", "generator=make", "round=never",
+       "~aligned", "~c", "~daz", "~fasthash", "~fortran", "~ipo", "~profile", "~python",
+       "+shared", "~strided", "~twoway", "+utilities"]  # fmt: skip
+
+
+def zfp_page(folder: Path) -> None:
+    """A cache page of zfp in the site's format, three specs that differ in a few variants."""
+    specs = []
+    for i, extra in enumerate([["~cuda", "~openmp"], ["+cuda", "cuda_arch=80", "~openmp"],
+                               ["~cuda", "+openmp"]]):  # fmt: skip
+        specs.append({
+            "compiler": "gcc@=13.3.0", "hash": f"{'zfp' + 'abc'[i]:a<32}", "os": "ubuntu24.04",
+            "platform": "linux", "size": "-", "stacks": ["e4s", "root"], "target": "x86_64_v3",
+            "variants": sorted(ZFP + extra), "versions": ["1.0.1"],
+        })  # fmt: skip
+    meta = {"compilers": ["gcc@=13.3.0"], "num_specs": 3,
+            "num_specs_by_stack": {"e4s": 3, "root": 3}, "oss": ["ubuntu24.04"],
+            "platforms": ["linux"], "stacks": ["e4s", "root"], "targets": ["x86_64_v3"],
+            "versions": ["1.0.1"]}  # fmt: skip
+    folder.mkdir(parents=True)
+    (folder / "zfp.md").write_text(
+        f'---\ntitle: "zfp"\nlayout: cache\ncategories: [package, develop]\n'
+        f"meta: {json.dumps(meta)}\nspec_details: {json.dumps(specs)}\n---\n"
+    )
+
+
+def test_a_zfp_row_is_one_line_at_1280_px_even_with_every_variant_shown(browser, tmp_path):
+    zfp_page(tmp_path / "pages")
+    with serving("--data", str(tmp_path / "pages")) as origin:
+        watched = Watched(browser, origin, {"width": 1280, "height": 800})
+        page = watched.page
+        for path in ["/ui/package/zfp", "/ui/package/zfp?common=show"]:
+            watched.open(path)
+            watched.settled()
+            rows = page.locator("table.specs tbody tr")
+            assert rows.count() == 3
+            line = page.locator("table.specs tbody td").first.evaluate(
+                "td => parseFloat(getComputedStyle(td).lineHeight) || 20"
+            )
+            heights = rows.evaluate_all("rs => rs.map(r => r.getBoundingClientRect().height)")
+            assert max(heights) < 2 * line, (path, heights, line)
+            # No chip is broken across lines, and every variant is in the cell's title.
+            chips = page.locator("table.specs td.variants .chip")
+            assert max(chips.evaluate_all("cs => cs.map(c => c.getClientRects().length)")) == 1
+            titles = page.locator("table.specs td.variants").evaluate_all(
+                "tds => tds.map(td => td.title.split(' ').length)"
+            )
+            assert min(titles) >= len(ZFP) + 2
+        # Shown whole, the row keeps them all: its chips are every variant.
+        assert len(chips.all_inner_texts()) >= 3 * (len(ZFP) + 2)
+        watched.check_and_close()
+
+
 def test_a_table_downloads_every_row_as_csv_and_json(browser, origin):
     expected = ask(origin, '{ specs(filter: {tag: "develop"}, first: 1000) { nodes { hash } } }')
     hashes = [s["hash"] for s in expected["specs"]["nodes"]]
@@ -542,13 +597,26 @@ def test_a_large_dag_shows_two_levels_then_every_node_when_asked(browser, tmp_pa
         watched.check_and_close()
 
 
-def test_the_heatmap_reads_at_thirty_stacks(browser, tmp_path, shared_data):
-    # The largest set of stacks at hand: the public site's 30 and root, in realistic pages.
-    subprocess.run([sys.executable, "-m", "cachegraph.cli", "synth", str(tmp_path), "--specs",
-                    "3000", "--tags", "1"], check=True, capture_output=True)  # fmt: skip
-    with serving("--data", str(tmp_path), "--data", str(shared_data)) as origin:
+#: Stacks of Spack's CI beyond the public site's thirty, the longest names there are.
+MORE_STACKS = ["aws-pcluster-neoverse_v1", "aws-pcluster-x86_64_v4", "e4s-cray-sles",
+               "developer-tools-manylinux2014", "developer-tools-aarch64-linux-gnu",
+               "developer-tools-x86_64_v3-linux-gnu", "bootstrap-aarch64-linux-gnu",
+               "e4s-rocm-external-x86_64_v3", "ml-linux-aarch64-cpu-neoverse_v2",
+               "windows-vis-x86_64"]  # fmt: skip
+
+
+def test_the_heatmap_reads_at_forty_stacks(browser, tmp_path, shared_data):
+    # The public site's 30 stacks and root in realistic pages, and ten more as mirrors.
+    subprocess.run([sys.executable, "-m", "cachegraph.cli", "synth", str(tmp_path / "pages"),
+                    "--specs", "3000", "--tags", "1"], check=True, capture_output=True)  # fmt: skip
+    mirrors = []
+    for i, stack in enumerate(MORE_STACKS):
+        tree_mirror(tmp_path / stack, (2 + i % 3,))
+        mirrors.append(f"--mirror=develop:{stack}={tmp_path / stack}")
+    data = ["--data", str(tmp_path / "pages"), "--data", str(shared_data)]
+    with serving(*data, *mirrors) as origin:
         stacks = [s["name"] for s in ask(origin, '{ stacks(tag: "develop") { name } }')["stacks"]]
-        assert len(stacks) >= 30 and "root" in stacks
+        assert len(stacks) >= 41 and "root" in stacks
         watched = Watched(browser, origin)
         page = watched.page
         watched.open("/?tag=develop")

@@ -12,8 +12,10 @@ import pytest
 from cachegraph.graph import MirrorSource, Problem, load
 from cachegraph.graph.sources.mirrors import mirrors_file
 
+from tests.conftest import SEEDS, execute
 from tests.mirrors import LONE, MIRRORS, load_shared, migrate_to_v3, raw_document, raw_index
 from tests.mirrors import raw_nodes as nodes_of
+from tests.rawpages import raw_pages
 
 FUTURE = (
     "future_layout/build_cache/test-debian6-core2-gcc-4.5.0-archive-files-2.0-"
@@ -298,6 +300,24 @@ def test_a_path_that_is_no_build_cache_is_an_error(tmp_path):
         ["error: .: not a build cache: no index.json and no spec files"],
         0,
     )
+
+
+def test_a_mirror_that_failed_to_load_keeps_its_tag_listed_with_no_specs(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    graph = load([SEEDS], [MirrorSource("nightly", "e4s", tmp_path)])[0]
+    pages = raw_pages(SEEDS)
+    assert {p.tag for p in pages} == {"develop"}
+    develop = sum(p.meta["num_specs"] for p in pages)
+    query = "{ tags { name specCount } stats { tagCount } }"
+    assert execute(graph, query) == {
+        "data": {
+            "tags": [
+                {"name": "develop", "specCount": develop},
+                {"name": "nightly", "specCount": 0},
+            ],
+            "stats": {"tagCount": 2},
+        }
+    }
 
 
 def test_two_mirrors_of_one_name_are_an_error(shared_mirrors):
