@@ -64,7 +64,10 @@ def load(browser, url: str, lockfile: Path | None = None) -> tuple[float, int]:
     received: list[int] = []
     page.on(
         "response",
-        lambda r: received.append(len(r.body())) if r.url.endswith("/graphql") else None,
+        # POST /graphql, or GET /graphql?... (the explorer's persisted queries)
+        lambda r: (
+            received.append(len(r.body())) if r.url.split("?")[0].endswith("/graphql") else None
+        ),
     )
     page.goto(url)
     page.locator("html[data-painted]").wait_for(timeout=60_000)
