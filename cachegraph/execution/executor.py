@@ -156,9 +156,13 @@ class Executor:
         if self.tracing is None:
             response = await self._answer(request, graph)
         else:
-            with self.tracing.request(request.method, request.headers) as span:
+            with self.tracing.request(request.method, request.headers) as traced:
                 response = await self._answer(request, graph)
-                span.set_attribute("http.response.status_code", response.status_code)
+                traced.note(**{"http.response.status_code": response.status_code})
+            if response.background is None:  # the span made once the answer is sent
+                response.background = traced
+            else:
+                traced.finish()
         spent = (time.perf_counter() - started) * 1000
         response.headers["server-timing"] = f"answer;dur={spent:.3f}"
         return response

@@ -12,10 +12,12 @@ every GraphQL request is a trace::
         graphql.resolve T.f        each resolver that may walk every spec (the cost
                                    model's ``walks``: a whole-data count, a transitive walk)
 
-A span costs the SDK about 20 µs, a tenth of a point query's time in the server: so
-parse, validate and a direct execution are timed, and made spans afterwards only when
-they took at least ``--trace-min-ms`` (0.25 ms by default; 0: always). The request
-span, Strawberry's execution and the resolvers that walk are always spans.
+Making a span costs the SDK about 70 µs here, a third of a point query's time in the
+server. So parse, validate and a direct execution are timed, and made spans afterwards
+only when they took at least ``--trace-min-ms`` (0.25 ms by default; 0: always); and the
+request's span is made once its answer is sent (a background of the response), with the
+times it measured, unless a child needs it as its parent first. Strawberry's execution
+and the resolvers that walk are always spans.
 
 exported in batches (OTLP over HTTP, protobuf) by the SDK's background thread; the
 SDK's own variables (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
@@ -31,6 +33,7 @@ other keeps its direct path.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import time
@@ -83,23 +86,28 @@ class Tracing:
         return cls(provider.get_tracer("cachegraph"), provider, min_ms)
 
     @contextlib.contextmanager
-    def request(self, method: str, headers: Mapping[str, str]) -> Iterator[Any]:
-        """The span of one request, current within the block (and in its worker threads)."""
+    def request(self, method: str, headers: Mapping[str, str]) -> Iterator[RequestTrace]:
+        """One request's trace, current within the block (and in its worker threads). Its
+        span ends when the block does; the caller finishes it (``RequestTrace.finish``),
+        once the answer is sent. An error leaving the block finishes it at once."""
         from opentelemetry.propagate import extract
-        from opentelemetry.trace import SpanKind
 
         parent = extract(dict(headers)) if "traceparent" in headers else None
-        with self.tracer.start_as_current_span(
-            "graphql.request",
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes={"http.request.method": method},
-        ) as span:
-            yield span
+        traced = RequestTrace(self, parent, {"http.request.method": method})
+        token = _REQUEST.set(traced)
+        try:
+            yield traced
+        except BaseException as exc:
+            traced.ended, traced.error = time.time_ns(), exc
+            traced.finish()
+            raise
+        finally:
+            traced.ended = traced.ended or time.time_ns()
+            _REQUEST.reset(token)
 
     def span(self, name: str, **attributes: Any) -> Any:
         """A span within the current one, current within the block (a context manager)."""
-        return self.tracer.start_as_current_span(name, attributes=attributes)
+        return self.tracer.start_as_current_span(name, _parent(), attributes=attributes)
 
     def step(self, name: str, **attributes: Any) -> Step:
         """A block timed, and made a span within the current one if it took long enough."""
@@ -107,10 +115,10 @@ class Tracing:
 
     @staticmethod
     def note(**attributes: Any) -> None:
-        """Attributes of the current span."""
-        from opentelemetry.trace import get_current_span
-
-        get_current_span().set_attributes(attributes)
+        """Attributes of the current request's span."""
+        traced = _REQUEST.get(None)
+        if traced is not None:
+            traced.note(**attributes)
 
     def shutdown(self) -> None:
         """Export what is pending, then stop (the server's end)."""
@@ -134,9 +142,78 @@ class Step:
         ended = time.time_ns()
         if ended - self.started >= self.tracing.min_ns:
             span = self.tracing.tracer.start_span(
-                self.name, start_time=self.started, attributes=self.attributes
+                self.name, _parent(), attributes=self.attributes, start_time=self.started
             )
             span.end(end_time=ended)
+
+
+class RequestTrace:
+    """One request: its start, end and attributes, and its span once something made it.
+
+    The span is made when a child needs a parent (``context``), else by ``finish``: a
+    point query's trace costs the answer nothing but taking the time.
+    """
+
+    __slots__ = ("attributes", "ended", "error", "parent", "span", "started", "tracing")
+
+    def __init__(self, tracing: Tracing, parent: Any, attributes: dict[str, Any]) -> None:
+        self.tracing, self.parent, self.attributes = tracing, parent, attributes
+        self.started, self.ended = time.time_ns(), 0
+        self.span: Any = None
+        self.error: BaseException | None = None
+
+    def note(self, **attributes: Any) -> None:
+        self.attributes.update(attributes)
+        if self.span is not None:
+            self.span.set_attributes(attributes)
+
+    def context(self) -> Any:
+        """An OpenTelemetry context whose span is this request's (made now if need be)."""
+        from opentelemetry.trace import set_span_in_context
+
+        return set_span_in_context(self._span())
+
+    def _span(self) -> Any:
+        if self.span is None:
+            from opentelemetry.trace import SpanKind
+
+            self.span = self.tracing.tracer.start_span(
+                "graphql.request",
+                self.parent,
+                kind=SpanKind.SERVER,
+                attributes=self.attributes,
+                start_time=self.started,
+            )
+        return self.span
+
+    def finish(self) -> None:
+        """End the request's span, made now unless a child made it."""
+        span = self._span()
+        if self.error is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.record_exception(self.error)
+            span.set_status(Status(StatusCode.ERROR, repr(self.error)))
+        span.end(end_time=self.ended)
+
+    async def __call__(self) -> None:
+        """As a response's background: finished once the answer is sent."""
+        self.finish()
+
+
+#: the trace of the request under way, in this task and the worker threads it starts
+_REQUEST: contextvars.ContextVar[RequestTrace] = contextvars.ContextVar("cachegraph_request")
+
+
+def _parent() -> Any:
+    """The context a new span hangs from: the span current here (Strawberry's execution,
+    for its resolvers), else the request's."""
+    from opentelemetry.trace import get_current_span
+
+    if get_current_span().is_recording():
+        return None
+    traced = _REQUEST.get(None)
+    return traced.context() if traced is not None else None
 
 
 class TracedResolvers(SchemaExtension):
