@@ -20,6 +20,7 @@ OUT = ROOT / "docs" / "screenshots"
 SHOWN = {
     "home": "/?tag=develop",
     "search": "/ui/search?q=keras%20ubuntu24.04",
+    "packages": "/ui/packages",
     "package": "/ui/package/py-keras",
     "spec": "/ui/spec/3uebtou",
     "diff": "/ui/diff?from=test&to=develop",

@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, gql } from "../api.js";
 import { coverageBar } from "../charts.js";
-import { Problem, Updating, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
+import { MirrorMark, Problem, Updating, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
 
 // The last answer, so that coming back to this view shows it again.
 let last = null;
@@ -154,10 +154,10 @@ function Row({ e, needed }) {
     <td>${e.hit ? "✓ cached" : "✗ missing"}</td>
     <td class="num">${needed === null ? "" : count(needed)}</td>
     <td>${e.hit
-      ? [
-          e.spec.stacks.length ? `stacks: ${e.spec.stacks.map((s) => s.name).join(", ")}` : "",
-          e.spec.mirrors.length ? `mirrors: ${e.spec.mirrors.map((m) => m.name).join(", ")}` : "",
-        ].filter(Boolean).join(" · ")
+      ? html`${e.spec.stacks.length ? `stacks: ${e.spec.stacks.map((s) => s.name).join(", ")}` : ""}${
+          e.spec.stacks.length && e.spec.mirrors.length ? " · " : ""}${e.spec.mirrors.length
+          ? html`mirrors: ${e.spec.mirrors.map((m, i) => html`${i ? ", " : ""}${m.name}<${MirrorMark} mirror=${m} />`)}`
+          : ""}`
       : e.reason}</td>
     <td>${e.nearest.map((n) => html`<a href=${href(`/ui/spec/${n.spec.hash}`)}>${n.spec.package.name}@${n.spec.version} /${short(n.spec.hash)}</a>
       <small> distance ${n.distance}: ${n.differences.map((d) => d.field).join(", ") || "same"}</small>`)}</td>
