@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -259,6 +260,32 @@ def test_the_status_view_lists_every_source_and_mirror_and_marks_a_failed_one(br
         # Home marks it too.
         watched.open("/?tag=test")
         page.locator("a.failed").get_by_text(f"{failed['test/broken']}").wait_for()
+        watched.check_and_close()
+
+
+def test_a_mirror_that_met_errors_is_marked_wherever_it_is_listed(
+    browser, tmp_path, shared_mirrors
+):
+    # Spack's own test mirror, its index hash wrong: an error, and every spec still loads.
+    mirror = Path(shutil.copytree(shared_mirrors / "v2_layout/unsigned", tmp_path / "partial"))
+    (mirror / "build_cache" / "index.json.hash").write_text("0" * 64)
+    libdwarf = "u5uz3dcch5if4eve4sef67o2rf2lbfgh"
+    with serving("--data", str(SEEDS), "--mirror", f"nightly:e4s={mirror}") as origin:
+        [found] = ask(origin, "{ mirrors { name errors specCount } }")["mirrors"]
+        assert (found["name"], found["errors"], found["specCount"] > 0) == ("nightly/e4s", 1, True)
+        watched = Watched(browser, origin)
+        page = watched.page
+        watched.open(f"/ui/spec/{libdwarf}")
+        page.locator("p", has_text="Mirrors:").locator("a.failed", has_text="⚠ 1 error").wait_for()
+        for path, opener in [(f"/ui/spec/{libdwarf}", "Use this spec"),
+                             ("/ui/package/libdwarf", "Use a cached libdwarf")]:  # fmt: skip
+            watched.open(path)
+            page.get_by_text(opener).click()
+            page.locator(".commands p.hint", has_text="nightly/e4s").locator(
+                "a.failed", has_text="⚠ 1 error"
+            ).wait_for()
+        watched.open("/?tag=nightly")
+        page.locator("a.failed", has_text="⚠ 1 error").first.wait_for()
         watched.check_and_close()
 
 

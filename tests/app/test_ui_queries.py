@@ -69,6 +69,13 @@ def variables(name: str, graph) -> dict:
         "SpecDiff": {"a": spec, "b": other},
         "TagDiff": {"from": "v0.21.0", "to": "develop"},
         "Understand": {"word": "keras"},
+        "Packages": {
+            "scope": {"nameContains": "z", "tag": None},
+            "filter": {"nameContains": "z", "tag": None, "namePrefix": "z"},
+            "first": 100,
+            "after": None,
+            "tag": None,
+        },
         "SpecsExport": {"filter": {"satisfies": "zlib"}, "tag": None, "first": 500, "after": None},
         "Status": {"severity": None, "under": None, "offset": 0},
         "Coverage": {

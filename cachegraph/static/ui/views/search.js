@@ -218,7 +218,7 @@ const escaped = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The server's "did you mean" suggestions as searches: the search text with the unknown
  * word replaced by each suggestion. */
-export function Corrections({ warnings, params, path }) {
+function Corrections({ warnings, params, path }) {
   const q = params.get("q") || "";
   const links = [];
   for (const warning of warnings ?? []) {

@@ -40,6 +40,7 @@ export function Commands({ hash, name, mirrors, tag }) {
     <p>${mirrors.length
       ? `Add ${mirrors.length === 1 ? "the mirror" : `one of the ${mirrors.length} mirrors`} holding it${signed ? "; trust the keys of a signed one" : " (unsigned: added with --unsigned)"}:`
       : "Add the public build cache of its tag (the cache pages name no mirror), and trust its keys:"}</p>
+    ${mirrors.filter((m) => m.errors).map((m) => html`<p class="hint">${m.name}<${MirrorMark} mirror=${m} /></p>`)}
     ${adds.map((text) => html`<${Command} text=${text} />`)}
     ${signed ? html`<${Command} text=${shellCommand("spack", "buildcache", "keys", "--install", "--trust")} />` : null}
     <p>then install it from the cache only:</p>
