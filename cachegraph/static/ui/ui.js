@@ -78,6 +78,15 @@ export function Updating({ busy, what = "Updating" }) {
   return html`<p class="loading" role="status">${busy ? `${what}…` : ""}</p>`;
 }
 
+/** A tag to choose, or none (``every``); ``choose`` gets its name or null. With ``counts``,
+ * each tag says how many specs it holds. */
+export function TagPicker({ tags, tag, choose, label = "Tag", every = "every tag", counts = false }) {
+  return html`<label class="picker">${label} <select aria-label="tag" onChange=${(e) => choose(e.target.value || null)}>
+    <option value="" selected=${!tag}>${every}</option>
+    ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}${counts ? ` (${count(t.specCount)})` : ""}</option>`)}
+  </select></label>`;
+}
+
 export function Problem({ error }) {
   const text = error instanceof ApiError ? error.message : String(error?.message ?? error);
   return html`<div class="problem" role="alert"><strong>The server said:</strong>

@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, gql } from "../api.js";
 import { coverageBar } from "../charts.js";
-import { MirrorMark, Problem, Updating, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
+import { MirrorMark, Problem, TagPicker, Updating, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
 
 // The last answer, so that coming back to this view shows it again.
 let last = null;
@@ -136,10 +136,7 @@ export default function Coverage() {
         <textarea aria-label="spack.lock text" rows="6" value=${text} onInput=${(e) => setText(e.target.value)}></textarea>
         <button type="button" onClick=${() => setSource({ text, name: "the pasted text" })} disabled=${!text.trim()}>Check</button>
       </details>
-      <label class="picker">only in tag <select aria-label="tag" onChange=${(e) => setTag(e.target.value)}>
-        <option value="">any tag</option>
-        ${(tags.data?.tags ?? []).map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}</option>`)}
-      </select></label>
+      <${TagPicker} tags=${tags.data?.tags ?? []} tag=${tag} choose=${setTag} label="only in tag" every="any tag" />
     </div>
     <${Updating} busy=${state.loading} what=${`Checking ${state.name}`} />
     ${state.invalid ? html`<${NotALockfile} message=${state.invalid} />` : null}

@@ -8,6 +8,7 @@ import {
   MirrorMark,
   Problem,
   Stat,
+  TagPicker,
   Updating,
   bytes,
   count,
@@ -28,10 +29,7 @@ export default function Home({ params }) {
   const { stats, tags, stacks, stackOverlaps, mirrors, largest } = data;
   const within = (extra = {}) => ({ tag: tag ?? undefined, ...extra });
   return html`<h1>The cache at a glance${tag ? html` in <span class="tag">${tag}</span>` : ""}</h1>
-    <label class="picker">Tag <select aria-label="tag" onChange=${(e) => navigate(href("/", { tag: e.target.value }))}>
-      <option value="" selected=${!tag}>every tag</option>
-      ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}</option>`)}
-    </select></label>
+    <${TagPicker} tags=${tags} tag=${tag} choose=${(chosen) => navigate(href("/", { tag: chosen }))} />
     <${Updating} busy=${loading} />
     <section class="stats" aria-label="totals">
       <${Stat} label="specs" value=${count(stats.specCount)} />

@@ -2,7 +2,7 @@
 // a part of the name or a tag, one page at a time.
 
 import { navigate } from "../app.js";
-import { Loading, Pager, Problem, Updating, count, href, html, usePainted, useQuery } from "../ui.js";
+import { Loading, Pager, Problem, TagPicker, Updating, count, href, html, usePainted, useQuery } from "../ui.js";
 import { withParams } from "./search.js";
 
 const PAGE = 100;
@@ -33,10 +33,7 @@ export default function Packages({ params }) {
     <form class="inline" role="search" aria-label="packages" onSubmit=${(e) => e.preventDefault()}>
       <label>name holds <input type="search" aria-label="a part of the package name" value=${name ?? ""}
         onInput=${(e) => narrow({ name: e.target.value.trim() || null })} /></label>
-      <label class="picker">tag <select aria-label="tag" onChange=${(e) => narrow({ tag: e.target.value || null })}>
-        <option value="" selected=${!tag}>every tag</option>
-        ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name}</option>`)}
-      </select></label>
+      <${TagPicker} tags=${tags} tag=${tag} choose=${(chosen) => narrow({ tag: chosen })} label="tag" />
     </form>
     <nav class="letters" aria-label="initials">
       <a href=${within({ letter: null })} aria-current=${letter ? undefined : "page"}>all</a>

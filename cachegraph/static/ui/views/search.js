@@ -10,6 +10,7 @@ import {
   Pager,
   Problem,
   SpecTable,
+  TagPicker,
   Updating,
   Warnings,
   commonVariants,
@@ -237,16 +238,6 @@ function Corrections({ warnings, params, path }) {
   )}?</p>`;
 }
 
-/** Search within one tag, or every tag. */
-function TagPicker({ tags, params }) {
-  const tag = params.get("tag") || "";
-  const chosen = (e) => navigate(withParams("/ui/search", params, { tag: e.target.value || null, after: null, from: null }));
-  return html`<label class="picker">Tag <select aria-label="tag" onChange=${chosen}>
-    <option value="" selected=${!tag}>every tag</option>
-    ${tags.map((t) => html`<option value=${t.name} selected=${t.name === tag}>${t.name} (${count(t.specCount)})</option>`)}
-  </select></label>`;
-}
-
 /** A search that is a hash: open its spec (replacing the search in the history). */
 function useHashOpened(q) {
   const [state, setState] = useState(HASH.test(q) ? "asking" : "no");
@@ -278,7 +269,8 @@ export default function Search({ params }) {
   const described = Object.keys(filter).length ? "Specs" : "Every spec";
   return html`<h1>${described}${filter.satisfies ? html` matching <code>${filter.satisfies}</code>` : ""}
       ${filter.tag ? html` in <span class="tag">${filter.tag}</span>` : ""}</h1>
-    <${TagPicker} tags=${tags.data?.tags ?? []} params=${params} />
+    <${TagPicker} tags=${tags.data?.tags ?? []} tag=${filter.tag} counts
+      choose=${(chosen) => navigate(withParams("/ui/search", params, { tag: chosen, after: null, from: null }))} />
     ${understood.notes.length
       ? html`<p class="hint">Understood <code>${q}</code> as: ${understood.notes.join("; ")}.</p>`
       : null}
