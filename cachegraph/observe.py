@@ -7,7 +7,10 @@ in the message of any error the server masks.
 
 from __future__ import annotations
 
+import bisect
 import contextvars
+import gc
+import itertools
 import json
 import logging
 import os
@@ -22,7 +25,7 @@ from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
 from cachegraph.graph.bounded import BoundedCache
 
@@ -190,6 +193,49 @@ class _DroppedLines:
         ]
 
 
+class _CollectorPauses:
+    """``cachegraph_gc_pause_seconds``: how long each run of Python's cyclic garbage collector
+    held the interpreter, by generation. Nothing else answers while it runs (the event loop
+    included), and a full collection's time grows with every object alive in every thread.
+
+    One per process (``gc.callbacks`` is the interpreter's: ``COLLECTOR_PAUSES``), read by
+    every app's registry when scraped.
+    """
+
+    BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+    def __init__(self) -> None:
+        self.counts = [[0] * (len(self.BUCKETS) + 1) for _ in range(3)]
+        self.sums = [0.0, 0.0, 0.0]
+        self._started = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self._started = now
+            return
+        spent, generation = now - self._started, info["generation"]
+        self.counts[generation][bisect.bisect_left(self.BUCKETS, spent)] += 1
+        self.sums[generation] += spent
+
+    def collect(self) -> list[HistogramMetricFamily]:
+        family = HistogramMetricFamily(
+            "cachegraph_gc_pause_seconds",
+            "time each run of the cyclic garbage collector held the interpreter",
+            labels=["generation"],
+        )
+        bounds = [*map(str, self.BUCKETS), "+Inf"]
+        for generation, counts in enumerate(self.counts):
+            running = list(itertools.accumulate(counts))
+            family.add_metric([str(generation)], list(zip(bounds, running, strict=True)),
+                              self.sums[generation])  # fmt: skip
+        return [family]
+
+
+COLLECTOR_PAUSES = _CollectorPauses()
+
+
 class Metrics:
     """The server's metrics, in a registry of its own (one per app)."""
 
@@ -197,6 +243,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         r.register(_DroppedLines())
+        r.register(COLLECTOR_PAUSES)
         self.requests = Counter(
             "cachegraph_requests", "HTTP requests answered", ["route", "status"], registry=r
         )

@@ -20,7 +20,14 @@ from .. import deadline
 from ..store.view import CacheGraph
 from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource, with_views
-from .reader import LoadReport, Problem, Reader, collector_paused, source_files
+from .reader import (
+    LoadReport,
+    Problem,
+    Reader,
+    collector_paused,
+    large_blocks_unmapped,
+    source_files,
+)
 
 __all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
 
@@ -44,6 +51,7 @@ def load(
     ``before_reading`` is called once the files are listed, before any is read.
     """
     started = time.perf_counter()
+    large_blocks_unmapped()
     reader = Reader()
     mirrors, reader.report.views = with_views(list(mirrors))
     with collector_paused():

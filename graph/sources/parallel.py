@@ -130,7 +130,7 @@ class Helper:
     """
 
     def __init__(self, files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()) -> None:
-        self.sent: bytes | None = None
+        self.sent = None  # the Reader it read, once it has sent it whole
         import cachegraph  # where the package is: the second process imports the same one
 
         root = str(Path(cachegraph.__file__).resolve().parents[1])
@@ -152,14 +152,18 @@ class Helper:
         self.thread.start()
 
     def _talk(self, files: bytes) -> None:
-        out = None
-        with contextlib.suppress(OSError, ValueError):  # it ended early: it said why on stderr
+        read = None
+        # Unpickled from the pipe as it comes, not read whole first: the rows are never
+        # held twice (as bytes and as what they become), some 170 MB at 250k mirror specs.
+        with contextlib.suppress(
+            OSError, ValueError, EOFError, AttributeError, pickle.UnpicklingError
+        ):  # it ended early: it said why on stderr
             with self.process.stdin as stdin:
                 _send(stdin, files)
             with self.process.stdout as stdout:
-                out = stdout.read()
+                read = pickle.load(stdout)
         if self.process.wait() == 0:
-            self.sent = out
+            self.sent = read
 
     def result(self):
         """The second process's Reader; None when it could not be had (it said why).
@@ -169,13 +173,8 @@ class Helper:
             while self.thread.is_alive():
                 deadline.check_stopping()
                 self.thread.join(0.1)
-        sent, self.sent = self.sent, None  # not kept beside what it becomes
-        if not sent:
-            return None
-        try:
-            return pickle.loads(sent)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ValueError):
-            return None
+        read, self.sent = self.sent, None
+        return read
 
     def stop(self) -> None:
         """End the second process unless it is done (this one gave up on it)."""
@@ -203,9 +202,10 @@ def main() -> None:
     """
     import signal
 
-    from .reader import collector_paused
+    from .reader import collector_paused, large_blocks_unmapped
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    large_blocks_unmapped()
     with collector_paused():
         received = _received(sys.stdin.buffer)
         if not received:  # the first process went away before sending
@@ -213,7 +213,7 @@ def main() -> None:
         files, mirrors = pickle.loads(received)
         reader = read_placed(files, mirrors)
         try:
-            sys.stdout.buffer.write(pickle.dumps(reader, protocol=5))
+            pickle.dump(reader, sys.stdout.buffer, protocol=5)  # as made: no second copy
             sys.stdout.buffer.flush()
         except BrokenPipeError:  # the first process gave up on it: nothing more to say
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

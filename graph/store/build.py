@@ -261,8 +261,20 @@ class StoreBuilder:
     # -- the end -----------------------------------------------------------------------------
 
     def finish(self) -> tuple[Store, list[Found], int]:
-        """The store, the problems found deciding it, and how many page rows were skipped."""
+        """The store, the problems found deciding it, and how many page rows were skipped.
+
+        It consumes the builder: each column is emptied once decided, not held through
+        the rest of the build (the edges by hash alone are 32 bytes an edge read).
+        """
         return _Finisher(self).run()
+
+    def drop(self, *names: str) -> None:
+        """Empty these columns (``finish`` is done with them)."""
+        for name in names:
+            column = getattr(self, name)
+            setattr(
+                self, name, _ints(column.typecode) if isinstance(column, array) else bytearray()
+            )
 
 
 def _np(values: array) -> np.ndarray:
@@ -309,6 +321,9 @@ class _Finisher:
         self.compilers_from_dependencies()
         self.tables()
         self.r = None  # the rows' columns: not needed for the indices
+        b.drop("r_hash", "r_variants", "r_size", "r_file", "r_number", "r_page", "r_tag")
+        b.drop("r_stacks", "r_position", "h_tarball")
+        b.r_codes = {a: _ints("I") for a in ATTRS}
         self.indices()
         mirrors = sorted({m.name: m for m in b.mirrors}.values(), key=lambda m: m.name)
         return Store(self.arrays, mirrors), self.problems, skipped
@@ -446,6 +461,7 @@ class _Finisher:
         tarball_of[groups] = with_tarball[firsts]
         self.tarball_of, self.tarball_span = tarball_of, (starts, ends)
         self.mirror_order = by_name
+        b.drop("h_hash", "h_mirror", "h_size", "h_tarball_end")
 
     # -- contract order ------------------------------------------------------------------------
 
@@ -536,6 +552,7 @@ class _Finisher:
         self.edge_child = self.rank_of[child[keep]]
         self.edge_types = types[keep].copy()
         self.edge_virtuals = virtuals[keep].astype(np.int64)
+        b.drop("e_parent", "e_child", "e_types", "e_virtuals")
 
     def spec_of(self, hashes: np.ndarray) -> np.ndarray:
         """The spec (hash position) of each hash; -1 for one no row has."""

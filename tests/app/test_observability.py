@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 
@@ -107,6 +108,22 @@ def test_metrics_count_requests_rejections_and_the_graph(client):
     assert found[("cachegraph_graph_objects", (("kind", "package"),))] == 4
     assert found[("cachegraph_last_reload_success", ())] == 1
     assert found[("cachegraph_reloads_total", (("result", "ok"),))] == 1
+
+
+def test_each_run_of_the_garbage_collector_is_timed_by_generation(client):
+    """A full collection holds every thread, the event loop too: an operator sees how long."""
+    before = samples(client)
+    gc.collect(1)
+    gc.collect(2)
+    gc.collect(2)
+    found = samples(client)
+    for generation, runs in (("1", 1), ("2", 2)):
+        key = ("cachegraph_gc_pause_seconds_count", (("generation", generation),))
+        assert found[key] - before[key] >= runs
+        spent = ("cachegraph_gc_pause_seconds_sum", (("generation", generation),))
+        assert found[spent] > before[spent]
+        every = ("cachegraph_gc_pause_seconds_bucket", (("generation", generation), ("le", "+Inf")))
+        assert found[every] == found[key]
 
 
 def test_cors_allows_only_the_configured_origins(seeds_graph):
