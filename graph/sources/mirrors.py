@@ -214,10 +214,13 @@ class MirrorRead:
     tarballs: dict[str, tuple[str, float | None]] = field(default_factory=dict)
     #: (path, message, severity)
     problems: list[tuple[Path, str, str]] = field(default_factory=list)
-    #: the tarball of a spec an index record holds: (hash, record) -> (location, size)
-    tarball: Callable[[str, dict], tuple[str, float | None]] = lambda hash, entry: ("", None)
-    #: reads what the index lacks, given the hashes it listed (fills spec_files, tarballs)
-    later: Callable[[set[str]], None] = lambda listed: None
+    #: the layout's ``tarball`` and ``later``, given this read: they do not close over it,
+    #: as a cycle would keep every mirror's read (its spec files' names, its manifests'
+    #: tarballs: some 70 MB a mirror at a million specs) while a load pauses the collector
+    tarball_of: Callable[[MirrorRead, str, dict], tuple[str, float | None]] = field(
+        default=lambda read, hash, entry: ("", None)
+    )
+    read_later: Callable[[MirrorRead, set[str]], None] = field(default=lambda read, listed: None)
     #: whether an index's records were read: then it alone says what the mirror holds
     indexed: bool = False
     #: the mirror's real path (with a final separator), and each blob folder's (v3)
@@ -226,6 +229,14 @@ class MirrorRead:
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
+
+    def tarball(self, hash: str, entry: dict) -> tuple[str, float | None]:
+        """The tarball of a spec an index record holds: (location, size or None)."""
+        return self.tarball_of(self, hash, entry)
+
+    def later(self, listed: set[str]) -> None:
+        """Read what the index lacks, given the hashes it listed (fills spec_files, tarballs)."""
+        self.read_later(self, listed)
 
 
 def read_mirror(source: MirrorSource) -> MirrorRead:
@@ -272,9 +283,9 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
         found = _HASH_AT_END.search(name)
         if found is not None:
             stems.setdefault(found.group(1), name[: found.start()] + f"-{found.group(1)}")
-    read.tarball = lambda hash, entry: _v2_tarball(folder, hash, entry, stems.get(hash))
+    read.tarball_of = lambda _, hash, entry: _v2_tarball(folder, hash, entry, stems.get(hash))
 
-    def later(listed: set[str]) -> None:
+    def later(read: MirrorRead, listed: set[str]) -> None:
         """Without an index, every spec file; beside one, none: Spack lists what the index
         holds, and a spec file it does not list is not in the mirror (said, not read)."""
         if read.indexed:
@@ -299,7 +310,7 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
             if hash is not None:
                 read.tarballs[hash] = _v2_tarball(folder, hash, {"spec": root}, stems[hash])
 
-    read.later = later
+    read.read_later = later
     return read
 
 
@@ -397,9 +408,9 @@ def _read_v3(root: Path, view: str = "") -> MirrorRead:
     if not manifests and not listed:
         read.problem(root, "v3 mirror without an index manifest or spec manifests")
     # The tarball of a spec comes from its spec manifest, read with the rest.
-    read.tarball = lambda hash, entry: read.tarballs.get(hash, ("", None))
+    read.tarball_of = lambda read, hash, entry: read.tarballs.get(hash, ("", None))
 
-    def later(indexed: set[str]) -> None:
+    def later(read: MirrorRead, indexed: set[str]) -> None:
         """Each spec manifest's tarball; the spec blob of each, without an index (beside
         one, a spec it does not list is not in the mirror: said, not read)."""
         unlisted = []
@@ -412,7 +423,7 @@ def _read_v3(root: Path, view: str = "") -> MirrorRead:
         if read.indexed and not view:  # a view lists some of the mirror's specs
             _not_listed(read, manifests[0], unlisted)
 
-    read.later = later
+    read.read_later = later
     return read
 
 

@@ -122,6 +122,17 @@ def collector_paused() -> Iterator[None]:
 
 #: mallopt's parameter for glibc's mmap threshold
 _M_MMAP_THRESHOLD = -3
+#: glibc, once opened (each CDLL made is a cycle left to the collector), or None
+_LIBC: list = []
+
+
+def _libc() -> ctypes.CDLL | None:
+    if not _LIBC:
+        try:
+            _LIBC.append(ctypes.CDLL("libc.so.6"))
+        except OSError:  # not glibc
+            _LIBC.append(None)
+    return _LIBC[0]
 
 
 def large_blocks_unmapped() -> None:
@@ -132,15 +143,15 @@ def large_blocks_unmapped() -> None:
     tens of MB) come from the heap and stay in the process once freed. Fixed, at 250k mirror
     specs, the RSS after a load went from 592 to 318 MB and its peak from 1,148 to 1,059 MB.
     """
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, 128 << 10)
+    with contextlib.suppress(AttributeError):
+        _libc().mallopt(_M_MMAP_THRESHOLD, 128 << 10)
 
 
 def released() -> None:
     """Give the memory freed back to the system (glibc): a mirror's index is parsed into
     a gigabyte of short-lived objects, whose pages the allocator would otherwise keep."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    with contextlib.suppress(AttributeError):
+        _libc().malloc_trim(0)
 
 
 def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list[Path]:
