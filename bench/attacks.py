@@ -322,6 +322,30 @@ async def metric(port: int, name: str) -> float:
     return float(found.group(1)) if found else float("nan")
 
 
+def _pause_sample(text: str, series: str, generation: str, le: str = "") -> float:
+    labels = f'generation="{generation}"' + (f',le="{le}"' if le else "")
+    pattern = rf"^cachegraph_gc_pause_seconds_{series}\{{{labels}\}} (\S+)$"
+    found = re.search(pattern, text, re.M)
+    return float(found.group(1)) if found else float("nan")
+
+
+async def collector_pauses(port: int) -> str:
+    """How long the cyclic garbage collector held the interpreter, by generation, from the
+    server's ``cachegraph_gc_pause_seconds``: runs, total, and the runs over 0.1 and 0.5 s."""
+    conn = Connection(port)
+    _, raw = await conn.request("GET", "/metrics")
+    await conn.close()
+    text, shown = raw.decode(), []
+    for g in "012":
+        runs = _pause_sample(text, "count", g)
+        shown.append(
+            f"generation {g}: {runs:,.0f} runs, {_pause_sample(text, 'sum', g):.2f} s, "
+            f"{runs - _pause_sample(text, 'bucket', g, '0.1'):,.0f} over 0.1 s, "
+            f"{runs - _pause_sample(text, 'bucket', g, '0.5'):,.0f} over 0.5 s"
+        )
+    return "; ".join(shown)
+
+
 async def cache_bytes(port: int) -> dict[str, tuple[float, float]]:
     conn = Connection(port)
     _, raw = await conn.request("GET", "/metrics")
@@ -369,6 +393,7 @@ def main() -> int:
         rss_end = rss_kb(server.pid)
         caches = asyncio.run(cache_bytes(port))
         dropped = asyncio.run(metric(port, "cachegraph_log_lines_dropped_total"))
+        pauses = asyncio.run(collector_pauses(port))
         alive = server.poll() is None
     finally:
         server.terminate()
@@ -397,7 +422,8 @@ def main() -> int:
     )
     shown = ", ".join(f"{k} {b / 2**20:.1f} of {t / 2**20:.0f} MiB" for k, (b, t) in caches.items())
     print(f"- caches at the end: {shown}")
-    print(f"- log lines dropped (its stderr a pipe nobody read): {dropped:,.0f}\n")
+    print(f"- log lines dropped (its stderr a pipe nobody read): {dropped:,.0f}")
+    print(f"- the garbage collector, over the whole run: {pauses}\n")
     print("| attack | answers | slowest answer |")
     print("|---|---|---|")
     for kind, counts in outcomes.items():
