@@ -51,10 +51,9 @@ def load(
     ``before_reading`` is called once the files are listed, before any is read.
     """
     started = time.perf_counter()
-    large_blocks_unmapped()
     reader = Reader()
     mirrors, reader.report.views = with_views(list(mirrors))
-    with collector_paused():
+    with collector_paused(), large_blocks_unmapped():
         files = source_files(paths, reader.report)
         if before_reading is not None:
             before_reading()

@@ -205,8 +205,7 @@ def main() -> None:
     from .reader import collector_paused, large_blocks_unmapped
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    large_blocks_unmapped()
-    with collector_paused():
+    with collector_paused(), large_blocks_unmapped():
         received = _received(sys.stdin.buffer)
         if not received:  # the first process went away before sending
             return

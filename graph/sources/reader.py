@@ -120,8 +120,8 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: mallopt's parameter for glibc's mmap threshold
-_M_MMAP_THRESHOLD = -3
+#: mallopt's parameters: glibc's mmap and trim thresholds
+_M_MMAP_THRESHOLD, _M_TRIM_THRESHOLD = -3, -1
 #: glibc, once opened (each CDLL made is a cycle left to the collector), or None
 _LIBC: list = []
 
@@ -135,16 +135,30 @@ def _libc() -> ctypes.CDLL | None:
     return _LIBC[0]
 
 
-def large_blocks_unmapped() -> None:
-    """Have glibc serve every block over 128 KiB by mmap, so that it is given back when freed.
+def _mallopt(parameter: int, value: int) -> None:
+    with contextlib.suppress(AttributeError):  # not glibc
+        _libc().mallopt(parameter, value)
+
+
+@contextlib.contextmanager
+def large_blocks_unmapped() -> Iterator[None]:
+    """While loading, glibc serves every block over 128 KiB by mmap, so that it is given
+    back when freed; after, the thresholds its own would have reached.
 
     Its default threshold moves: each such block freed raises it to that block's size (up
     to 32 MiB), after which a load's columns (numpy arrays, growing ``array`` columns of
     tens of MB) come from the heap and stay in the process once freed. Fixed, at 250k mirror
     specs, the RSS after a load went from 592 to 318 MB and its peak from 1,148 to 1,059 MB.
+    Answers want the opposite: their temporary arrays reuse memory the process has (each
+    mapped afresh, zeroed by the kernel page by page, was slower), so once loaded the
+    thresholds are glibc's maxima (32 MiB, and 64 MiB kept on top of the heap).
     """
-    with contextlib.suppress(AttributeError):
-        _libc().mallopt(_M_MMAP_THRESHOLD, 128 << 10)
+    _mallopt(_M_MMAP_THRESHOLD, 128 << 10)
+    try:
+        yield
+    finally:
+        _mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+        _mallopt(_M_TRIM_THRESHOLD, 64 << 20)
 
 
 def released() -> None:
