@@ -935,12 +935,13 @@ def lockfile_of(nodes: dict[str, dict], rng: random.Random, size: int) -> dict:
             break
         root = rng.choice(hashes)
         closure, stack = {}, [root]
-        while stack:
+        room = size - len(concrete)
+        while stack and len(closure) <= room:  # a DAG that cannot fit is left at once
             h = stack.pop()
             if h in nodes and h not in concrete and h not in closure:
                 closure[h] = nodes[h]
                 stack += [d["hash"] for d in nodes[h].get("dependencies", [])]
-        if len(concrete) + len(closure) <= size:  # whole DAGs only, and no more than size
+        if not stack and len(closure) <= room:  # whole DAGs only, and no more than size
             roots.append(root)
             concrete |= closure
     for i, root in enumerate(list(roots)[::10]):
