@@ -8,7 +8,9 @@ import hmac
 import logging
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
+from types import FrameType
 
 import strawberry
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -71,6 +73,7 @@ def create_app(
         # The event loop waits for the interpreter lock at each turn: see SWITCH_SECONDS.
         sys.setswitchinterval(SWITCH_SECONDS)
         if state.graph is None:
+            undo = _stopping_the_load()
             try:
                 await state.load()
             except NoData as exc:
@@ -79,6 +82,8 @@ def create_app(
             except deadline.Stopped:  # Ctrl-C while loading: the server is ending anyway
                 log.warning("stopped while loading the data: the server is ending")
                 state.last = Outcome(False, 0.0, "stopped while loading")
+            finally:
+                undo()
         else:
             state.last = Outcome(True, 0.0, "graph given")
         observe(state.last)
@@ -201,6 +206,29 @@ def app_from_environment() -> Starlette:
     configure_logging(settings.log_level, settings.log_format)  # a worker is a new process
     server.HEADER_TIMEOUT = settings.header_timeout
     return create_app(settings=settings)
+
+
+def _stopping_the_load() -> Callable[[], object]:
+    """While the data loads, SIGINT and SIGTERM also stop the load, then reach the handlers
+    they had (Uvicorn's, in every worker): else the load runs to its end, minutes at a
+    million specs, before the server can stop. Returns an undo; nothing where this thread
+    cannot take signals (a test client's)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(sig: int, frame: FrameType | None) -> None:
+        deadline.stop_all()
+        handler = before[sig]
+        if callable(handler):
+            handler(sig, frame)
+        elif handler == signal.SIG_DFL:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.raise_signal(sig)
+
+    for sig in before:
+        signal.signal(sig, stop)
+    return lambda: [signal.signal(sig, handler) for sig, handler in before.items()]
 
 
 def _on_hangup(callback: Callable[[], object]) -> Callable[[], object]:

@@ -182,15 +182,17 @@ def serve(args: argparse.Namespace) -> int:
         http=server.PROTOCOL,  # h11 with a header timeout: see cachegraph/server.py
         timeout_keep_alive=settings.keep_alive_timeout,
     )
+    # The port first: one in use is said at once, not after a load of minutes.
+    listening = _listen(settings.host, settings.port)
     if settings.workers > 1:
-        # Workers are new processes: they take the settings from the environment.
+        # Workers are new processes: they take the settings from the environment. Uvicorn
+        # binds the port again for them, before any loads.
+        listening.close()
         os.environ.update(settings.to_env())
         app = "cachegraph.app:app_from_environment"
         uvicorn.run(app, factory=True, workers=settings.workers, **options)
         return 0
-    # The port first: one in use is said at once, not after a load of minutes.
-    listening = _listen(settings.host, settings.port)
-    server = _server_class()(uvicorn.Config(create_app(settings=settings), **options))
+    server = uvicorn.Server(uvicorn.Config(create_app(settings=settings), **options))
     server.run(sockets=[listening])
     return 0
 
@@ -212,23 +214,6 @@ def _listen(host: str, port: int) -> socket.socket:
             "(--port, CACHEGRAPH_PORT)"
         ) from None
     return sock
-
-
-def _server_class() -> type:
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        """Uvicorn's server, whose Ctrl-C or SIGTERM also stops a load under way (it would
-        otherwise run to its end before the server could stop)."""
-
-        def handle_exit(self, sig: int, frame: object) -> None:
-            if not self.started:
-                from cachegraph.graph import deadline
-
-                deadline.stop_all()
-            super().handle_exit(sig, frame)
-
-    return Server
 
 
 def show_settings(args: argparse.Namespace) -> int:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
+from cachegraph.synth import synthesize
 from tests.conftest import ROOT, SEEDS
 
 pytestmark = pytest.mark.slow
@@ -154,13 +157,15 @@ def test_a_body_that_never_arrives_is_refused_after_body_timeout(serve):
     assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 454}}}
 
 
-def test_a_port_in_use_is_said_before_the_data_is_loaded():
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_port_in_use_is_said_before_the_data_is_loaded(workers):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+             "--workers", workers],
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     assert (done.returncode, done.stderr) == (
@@ -181,3 +186,36 @@ def test_ctrl_c_ends_the_server_without_a_traceback():
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130
     assert b"Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def slow_to_load(tmp_path_factory) -> Path:
+    """Pages that take seconds to load (200,000 records), so that a signal finds a load under
+    way in each worker."""
+    out = tmp_path_factory.mktemp("slow")
+    synthesize(out, 200_000, 2, 5)
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="Ctrl-C at a terminal: a process group")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_during_a_load_stops_it_in_every_worker(slow_to_load, workers):
+    """Ctrl-C at a terminal (SIGINT to the whole group: the server, its workers and their
+    second loading processes) stops each load where it is, without a traceback; each
+    worker says so. Before, a worker's load ran to its end before the server could stop."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(free_port()),
+         "--workers", str(workers), "--data", str(slow_to_load), "--log-format", "text"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    seen: list[bytes] = []
+    while sum(b"Waiting for application startup" in line for line in seen) < workers:
+        line = process.stderr.readline()
+        assert line, b"".join(seen).decode()
+        seen.append(line)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    err = b"".join(seen) + err
+    assert b"Traceback" not in err, err.decode()
+    assert err.count(b"stopped while loading the data: the server is ending") == workers
+    assert b"cachegraph: loaded " not in err  # no load ran to its end
