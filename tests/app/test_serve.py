@@ -175,11 +175,17 @@ def test_a_port_in_use_is_said_before_the_data_is_loaded(workers):
     )
 
 
+def at_a_terminal() -> None:
+    """Ctrl-C's signal handled as at a terminal: a shell's background job (as a CI runner
+    may start this suite) has it ignored, and its children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_the_server_without_a_traceback():
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=at_a_terminal,
     )  # fmt: skip
     wait_healthy(port, process)
     process.send_signal(signal.SIGINT)
@@ -207,6 +213,7 @@ def test_ctrl_c_during_a_load_stops_it_in_every_worker(slow_to_load, workers):
         [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(free_port()),
          "--workers", str(workers), "--data", str(slow_to_load), "--log-format", "text"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=at_a_terminal,
     )  # fmt: skip
     seen: list[bytes] = []
     while sum(b"Waiting for application startup" in line for line in seen) < workers:
