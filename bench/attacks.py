@@ -314,11 +314,15 @@ async def hub(port: int) -> str:
     return max(nodes, key=lambda n: n["dependentCount"])["hash"] if nodes else "0" * 32
 
 
-async def metric(port: int, name: str) -> float:
+async def metrics_text(port: int) -> str:
     conn = Connection(port)
     _, raw = await conn.request("GET", "/metrics")
     await conn.close()
-    found = re.search(rf"^{name} (\S+)$", raw.decode(), re.M)
+    return raw.decode()
+
+
+async def metric(port: int, name: str) -> float:
+    found = re.search(rf"^{name} (\S+)$", await metrics_text(port), re.M)
     return float(found.group(1)) if found else float("nan")
 
 
@@ -332,10 +336,7 @@ def _pause_sample(text: str, series: str, generation: str, le: str = "") -> floa
 async def collector_pauses(port: int) -> str:
     """How long the cyclic garbage collector held the interpreter, by generation, from the
     server's ``cachegraph_gc_pause_seconds``: runs, total, and the runs over 0.1 and 0.5 s."""
-    conn = Connection(port)
-    _, raw = await conn.request("GET", "/metrics")
-    await conn.close()
-    text, shown = raw.decode(), []
+    text, shown = await metrics_text(port), []
     for g in "012":
         runs = _pause_sample(text, "count", g)
         shown.append(
@@ -347,10 +348,7 @@ async def collector_pauses(port: int) -> str:
 
 
 async def cache_bytes(port: int) -> dict[str, tuple[float, float]]:
-    conn = Connection(port)
-    _, raw = await conn.request("GET", "/metrics")
-    await conn.close()
-    text = raw.decode()
+    text = await metrics_text(port)
     found: dict[str, tuple[float, float]] = {}
     for cache, value in re.findall(r'cachegraph_cache_bytes\{cache="(\w+)"\} (\S+)', text):
         budget = re.search(rf'cachegraph_cache_budget_bytes\{{cache="{cache}"\}} (\S+)', text)
