@@ -154,12 +154,6 @@ def _timed_out(command: str, args: argparse.Namespace) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from . import server
-    from .app import create_app
-    from .observe import configure_logging
-
     settings = config.from_arguments(args, args.base)
     try:
         mirrors = settings.mirror_sources()  # a bad mirror fails here, not in a worker
@@ -171,6 +165,16 @@ def serve(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"cachegraph: error: no data to serve: {', '.join(given)}: no such file or folder"
         )
+    sources = DataSources(list(settings.data), mirrors, settings.snapshot)
+    if settings.workers == 1:  # workers are new processes: each works out its own
+        sources.start_fingerprint()  # before the imports below, which it overlaps
+
+    import uvicorn
+
+    from . import server
+    from .app import create_app
+    from .observe import configure_logging
+
     configure_logging(settings.log_level, settings.log_format)
     server.HEADER_TIMEOUT = settings.header_timeout
     server.raise_open_file_limit()
@@ -192,7 +196,8 @@ def serve(args: argparse.Namespace) -> int:
         app = "cachegraph.app:app_from_environment"
         uvicorn.run(app, factory=True, workers=settings.workers, **options)
         return 0
-    server = uvicorn.Server(uvicorn.Config(create_app(settings=settings), **options))
+    app = create_app(sources=sources, settings=settings)
+    server = uvicorn.Server(uvicorn.Config(app, **options))
     server.run(sockets=[listening])
     return 0
 

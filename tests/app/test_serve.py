@@ -136,6 +136,28 @@ def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):
     )
 
 
+def test_a_restart_serves_the_snapshot_until_a_source_changes(serve, tmp_path: Path):
+    """The snapshot of the first start serves the second; a page changed after that, the
+    third loads the pages again (the fingerprint, started as the server starts, sees it)."""
+    data, snap = tmp_path / "data", tmp_path / "snapshot"
+    data.mkdir()
+    for page in sorted(SEEDS.iterdir()):
+        (data / page.name).write_bytes(page.read_bytes())
+    question = "{ stats { specCount } loadStatus { fromSnapshot } }"
+    answers = []
+    for restart in range(3):
+        if restart == 2:
+            page = min(data.iterdir())
+            page.write_text(page.read_text() + "\n")
+        port = serve("--data", str(data), "--snapshot", str(snap))
+        answers.append(post(port, question)["data"])
+        deadline = time.monotonic() + 30
+        while not snap.exists() and time.monotonic() < deadline:  # written once served
+            time.sleep(0.05)
+    assert [a["loadStatus"]["fromSnapshot"] for a in answers] == [False, True, False]
+    assert [a["stats"]["specCount"] for a in answers] == [454] * 3  # seeds/README.md
+
+
 def test_a_body_that_never_arrives_is_refused_after_body_timeout(serve):
     port = serve("--body-timeout", "1", "--data", str(SEEDS))
     with socket.create_connection(("127.0.0.1", port), timeout=10) as held:
