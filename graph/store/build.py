@@ -310,6 +310,17 @@ def _hashes(data: bytearray) -> np.ndarray:
     return np.frombuffer(data, "S32") if data else np.zeros(0, "S32")
 
 
+def _prefix(hashes: np.ndarray) -> np.ndarray:
+    """Each hash's first eight bytes as a big-endian integer: ordered as the hashes are.
+
+    >>> _prefix(np.array([b"a" * 32, b"ab" + b"c" * 30], "S32")).tolist() == sorted(
+    ...     _prefix(np.array([b"ab" + b"c" * 30, b"a" * 32], "S32")).tolist())
+    True
+    """
+    eight = np.ascontiguousarray(hashes.view(np.uint8).reshape(-1, 32)[:, :8])
+    return eight.view(">u8").ravel().astype(np.uint64)
+
+
 class _Finisher:
     """``StoreBuilder.finish`` step by step: each method one decision over every row."""
 
@@ -317,6 +328,7 @@ class _Finisher:
         self.b = builder
         self.problems: list[Found] = []
         self.arrays: dict[str, np.ndarray] = {}
+        self._prefixes: np.ndarray | None = None  # of spec_hashes, made on first lookup
 
     def run(self) -> tuple[Store, list[Found], int]:
         b = self.b
@@ -447,9 +459,8 @@ class _Finisher:
         hashes = _hashes(b.h_hash)
         mirror_names = b.strings["mirror"]
         by_name = mirror_names.sorted_codes()
-        spec = np.searchsorted(self.spec_hashes, hashes) if len(hashes) else np.zeros(0, np.int64)
-        found = spec < spec_count
-        found[found] &= self.spec_hashes[spec[found]] == hashes[found]
+        spec = self.spec_of(hashes)
+        found = spec >= 0
         spec, mirror = spec[found], by_name[_np(b.h_mirror).astype(np.int64)[found]]
         sizes = _np(b.h_size).astype(np.float64)[found]
         ends = _np(b.h_tarball_end).astype(np.int64)
@@ -563,16 +574,29 @@ class _Finisher:
         b.drop("e_parent", "e_child", "e_types", "e_virtuals")
 
     def spec_of(self, hashes: np.ndarray) -> np.ndarray:
-        """The spec (hash position) of each hash; -1 for one no row has."""
-        if not len(hashes):
-            return np.zeros(0, np.int64)
-        if not len(self.spec_hashes):
-            return np.full(len(hashes), -1, np.int64)
-        found = np.empty(len(hashes), np.int64)
+        """The spec (hash position) of each hash; -1 for one no row has.
+
+        Looked up by the hash's first eight bytes as an integer, then checked whole: numpy
+        compares 32-byte strings a byte at a time, and the 19M edges of a million mirror
+        specs took 41 s to find their child so, about a quarter of that by integer. Two
+        hashes sharing eight bytes (40 bits: about one pair in a million hashes) are told
+        apart by the whole-string search, for the few hashes the check leaves.
+        """
+        found = np.full(len(hashes), -1, np.int64)
+        if not len(hashes) or not len(self.spec_hashes):
+            return found
+        if self._prefixes is None:  # sorted as the hashes are: bytes in the same order
+            self._prefixes = _prefix(self.spec_hashes)
+        last = len(self.spec_hashes) - 1
         for start in range(0, len(hashes), 1 << 20):  # a block at a time: 32 bytes a hash
             block = hashes[start : start + (1 << 20)]
-            at = np.minimum(np.searchsorted(self.spec_hashes, block), len(self.spec_hashes) - 1)
-            found[start : start + len(block)] = np.where(self.spec_hashes[at] == block, at, -1)
+            at = np.minimum(np.searchsorted(self._prefixes, _prefix(block)), last)
+            hit = self.spec_hashes[at] == block
+            missed = np.flatnonzero(~hit)
+            if len(missed):  # absent, or behind another hash of the same first eight bytes
+                again = np.minimum(np.searchsorted(self.spec_hashes, block[missed]), last)
+                at[missed] = np.where(self.spec_hashes[again] == block[missed], again, -1)
+            found[start : start + len(block)] = at
         return found
 
     def compilers_from_dependencies(self) -> None:

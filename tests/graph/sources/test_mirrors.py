@@ -317,6 +317,27 @@ def test_a_v2_index_whose_hash_differs_and_a_dependency_no_source_knows(shared_m
     assert specs == 1
 
 
+@pytest.mark.parametrize("after", [False, True])
+def test_hashes_sharing_their_first_eight_bytes_each_find_their_own_node(
+    shared_mirrors, tmp_path, after
+):
+    """A dependency is found by its hash's first eight bytes, then checked whole
+    (``spec_of`` in graph/store/build.py): libelf renamed to share libdwarf's first eight,
+    sorting before it or after it (found by the second search)."""
+    libdwarf, libelf = "sk2gqqz4n5njmvktycnd25wq25jxiqkr", "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
+    twin = libdwarf[:8] + ("z" if after else "a") + libelf[9:]
+    cache = tmp_path / "build_cache"
+    cache.mkdir()
+    text = (shared_mirrors / "v2_layout_db7/build_cache/index.json").read_text()
+    (cache / "index.json").write_text(text.replace(libelf, twin))
+    graph, report = load([], [MirrorSource("test", "twins", tmp_path)])
+    assert report.problems == []
+    assert sorted(s.hash for s in graph.all_specs()) == sorted([libdwarf, twin])
+    assert [(p, c) for p, c, d in graph.edges(data=True) if d["kind"] == "depends_on"] == [
+        (("spec", libdwarf), ("spec", twin))
+    ]
+
+
 def test_a_path_that_is_no_build_cache_is_an_error(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     problems, specs = problems_of(tmp_path)
