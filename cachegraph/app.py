@@ -149,7 +149,7 @@ def create_app(
         max_batch=settings.max_batch,
         budgets=settings.budgets(),
         metrics=metrics,
-        threads=settings.threads,
+        threads=settings.worker_threads(),
         validators=settings.validators(),
         documents=settings.documents(metrics.registry),
         tracing=tracing,

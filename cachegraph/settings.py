@@ -115,7 +115,9 @@ class Settings:
     )
     timeout: float = _setting(10.0, "seconds one request may run (a batch shares them)", "SECONDS")
     threads: int = _setting(
-        4, "operations run at once in worker threads (others wait); more compete for Python's lock"
+        0,
+        "operations run at once in worker threads (others wait); 0: one a core, from 2 to 4 "
+        "(more compete with the event loop for Python's lock)",
     )
     cache_max_age: int = _setting(
         MAX_AGE,
@@ -202,6 +204,17 @@ class Settings:
             introspection=self.introspection,
         )
 
+    def worker_threads(self) -> int:
+        """Operations run at once in worker threads: ``threads``, or for 0 one a core this
+        process may use, at least 2 (a slow operation does not hold every other) and at
+        most 4. Python runs one thread at a time, and the event loop waits its turn behind
+        every busy one: under every attack of bench/attacks.py at once on 2 cores,
+        /healthz p99 was 106 ms with 4 threads, 72 ms with 2 (docs/reliability.md)."""
+        if self.threads:
+            return self.threads
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        return min(4, max(2, cores or os.cpu_count() or 2))
+
     def mirror_sources(self) -> list[MirrorSource]:
         """Every mirror the settings name; ValueError says which is wrong."""
         return mirror_sources(self.mirror + self.index, self.mirrors_file)
@@ -250,7 +263,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "persisted_queries": (_at_least(0), "0 or more"),
     "trace_min_ms": (lambda v: 0 <= v < math.inf, "0 or more milliseconds"),
     "query_cache": (_at_least(0), "0 or more"),
-    "threads": (_at_least(1), "1 or more"),
+    "threads": (_at_least(0), "0 (one a core) or more"),
     "answer_cache": (_at_least(0), "0 or more"),
 }
 

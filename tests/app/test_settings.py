@@ -60,6 +60,16 @@ def test_a_bad_variable_is_named(variable, value, message):
         Settings.from_env({variable: value})
 
 
+@pytest.mark.parametrize(
+    ("threads", "cores", "expected"), [(0, 1, 2), (0, 2, 2), (0, 3, 3), (0, 64, 4), (6, 2, 6)]
+)
+def test_worker_threads_are_one_a_core_from_2_to_4_unless_given(
+    monkeypatch, threads, cores, expected
+):
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    assert Settings(threads=threads).worker_threads() == expected
+
+
 def test_flags_override_variables():
     base = Settings.from_env({"CACHEGRAPH_PORT": "9000", "CACHEGRAPH_DATA": "/env"})
     args = parser(base).parse_args(
