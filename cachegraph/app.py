@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hmac
 import logging
 import signal
@@ -24,7 +25,7 @@ from cachegraph.graph import CacheGraph, deadline
 from cachegraph.schema import build_schema
 
 from .assets import Assets
-from .execution import SWITCH_SECONDS, Executor, schema_extensions
+from .execution import COLLECTOR_THRESHOLDS, SWITCH_SECONDS, Executor, schema_extensions
 from .execution.tracing import Tracing
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
@@ -72,6 +73,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # The event loop waits for the interpreter lock at each turn: see SWITCH_SECONDS.
         sys.setswitchinterval(SWITCH_SECONDS)
+        gc.set_threshold(*COLLECTOR_THRESHOLDS)
         if state.graph is None:
             undo = _stopping_the_load()
             try:

@@ -69,6 +69,8 @@ class LookalikeGroup:
 @strawberry.type
 class Impact:
     found: strawberry.Private[impact.Impact]
+    #: what was asked (the constraint, the tag): the key the rows are kept under
+    asked: strawberry.Private[tuple[str, str | None]]
 
     @strawberry.field
     def spec_count(self) -> int:
@@ -82,8 +84,11 @@ class Impact:
         metadata=cost(items=100),
         description="Spec counts per package, ordered by count, largest first, then name.",
     )
-    def packages(self) -> list[PackageCount]:
-        return package_counts(self.found.packages)
+    def packages(self, info: Info) -> list[PackageCount]:
+        # Kept as the impact is: a library every spec links reaches every package, 50,000 at
+        # a million specs, and making their rows again was half of each answer's time.
+        rows = lambda: package_counts(self.found.packages)  # noqa: E731
+        return graph(info).kept(("impact's packages", *self.asked), rows)
 
     @strawberry.field(
         metadata=cost(items=100), description="Spec counts per stack, largest first, then name."
@@ -195,7 +200,7 @@ class DiffQueries:
         found = impact.impact(graph(info), spec, tag)
         for message in found.warnings:
             warn(info, message)
-        return Impact(found=found)
+        return Impact(found=found, asked=(spec, tag))
 
     @strawberry.field(
         metadata=cost(walks=True),

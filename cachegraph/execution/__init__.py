@@ -1,10 +1,19 @@
 """How a request is executed: limits, caches, the direct path, the time limit, and where it
 runs. One entry point, ``Executor.answer``; the app owns one Executor."""
 
-from .executor import SWITCH_SECONDS, BadRequest, Budgets, Executor, Operation, schema_extensions
+from .executor import (
+    COLLECTOR_THRESHOLDS,
+    SWITCH_SECONDS,
+    BadRequest,
+    Budgets,
+    Executor,
+    Operation,
+    schema_extensions,
+)
 from .limits import LimitExceeded, Limits
 
 __all__ = [
+    "COLLECTOR_THRESHOLDS",
     "SWITCH_SECONDS",
     "BadRequest",
     "Budgets",

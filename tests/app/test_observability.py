@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import sys
 
 import pytest
 from cachegraph.graph import load
@@ -124,6 +125,16 @@ def test_each_run_of_the_garbage_collector_is_timed_by_generation(client):
         assert found[spent] > before[spent]
         every = ("cachegraph_gc_pause_seconds_bucket", (("generation", generation), ("le", "+Inf")))
         assert found[every] == found[key]
+
+
+def test_the_server_sets_the_collectors_thresholds_and_the_switch_interval(seeds_graph):
+    """Python's defaults made a full collection of every large answer (the graph is frozen
+    out of the collector's count) and kept the event loop 5 ms behind each busy thread."""
+    gc.set_threshold(700, 10, 10)
+    sys.setswitchinterval(0.005)
+    with TestClient(create_app(seeds_graph, settings=Settings())):
+        assert gc.get_threshold() == (50_000, 20, 10)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
 
 
 def test_cors_allows_only_the_configured_origins(seeds_graph):
