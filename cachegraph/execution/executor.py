@@ -70,8 +70,9 @@ SWITCH_SECONDS = 0.001
 #: objects promoted since the last are a quarter of the long-lived ones" counts only
 #: what answers made: an answer of 50,000 rows (the impact of a library every spec links,
 #: at a million specs) promoted enough to run a full collection every time, 23 ms of its
-#: 74. At 50,000 allocations a young collection, 2 ms.
-COLLECTOR_THRESHOLDS = (50_000, 20, 10)
+#: 74. Young collections every 10,000 allocations rather than 700 promote far fewer; at
+#: 50,000, each took 26 ms under bench/attacks.py, and /healthz waited for them.
+COLLECTOR_THRESHOLDS = (10_000, 10, 10)
 #: A request body larger than this is read in a worker thread, not on the loop, one such
 #: body at a time: parsing holds the interpreter lock (orjson does not let go of it), so
 #: eight bodies parsed at once made the event loop wait behind all eight. Nor is it

@@ -133,7 +133,7 @@ def test_the_server_sets_the_collectors_thresholds_and_the_switch_interval(seeds
     gc.set_threshold(700, 10, 10)
     sys.setswitchinterval(0.005)
     with TestClient(create_app(seeds_graph, settings=Settings())):
-        assert gc.get_threshold() == (50_000, 20, 10)
+        assert gc.get_threshold() == (10_000, 10, 10)
         assert sys.getswitchinterval() == pytest.approx(0.001)
 
 
