@@ -76,6 +76,7 @@ def create_app(
         gc.set_threshold(*COLLECTOR_THRESHOLDS)
         if state.graph is None:
             undo = _stopping_the_load()
+            log.info("loading the data (Ctrl-C or SIGTERM stops the load)")
             try:
                 await state.load()
             except NoData as exc:

@@ -137,11 +137,15 @@ class Helper:
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         code = "from cachegraph.graph.sources.parallel import main; main()"
         try:
+            # A session of its own: Ctrl-C at a terminal reaches the first process only,
+            # which ends this one (``stop``). In the terminal's group, a Ctrl-C while it
+            # still imported (before ``main`` ignores it) printed a KeyboardInterrupt.
             self.process = subprocess.Popen(
                 [sys.executable, "-c", code],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": path},
+                start_new_session=True,
             )
         except OSError:
             self.thread = None
@@ -196,9 +200,9 @@ def _received(pipe: IO[bytes]) -> bytes:
 def main() -> None:
     """The second process: read the files sent, send the Reader back.
 
-    Ctrl-C at a terminal interrupts both processes: this one leaves it to the first, which
-    ends it (``Helper.stop``) without a second traceback; and it ends quietly when the first
-    is gone before it answers.
+    Ctrl-C at a terminal reaches the first process only (this one has a session of its
+    own), which ends this one (``Helper.stop``); a SIGINT sent here anyway is ignored. It
+    ends quietly when the first is gone before it answers.
     """
     import signal
 

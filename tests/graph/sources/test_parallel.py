@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from cachegraph.graph import CacheGraph, LoadReport, SpecRecord, load
+from cachegraph.graph.sources.parallel import Helper
 
 from cachegraph.synth import synthesize
 
@@ -132,3 +134,15 @@ def test_mirrors_read_in_two_processes_load_as_in_one(tmp_path: Path):
     assert fields(two) == fields(one)
     a, b = one.store.arrays, two.store.arrays
     assert all(np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
+
+
+def test_the_second_process_is_out_of_reach_of_a_terminals_ctrl_c(tree: Path):
+    """Ctrl-C at a terminal signals its foreground group: the second process has a session
+    of its own, and the first ends it. In the group, a Ctrl-C while it was still importing
+    printed a KeyboardInterrupt traceback (a CI run of the Ctrl-C tests)."""
+    helper = Helper([(0, str(next(tree.rglob("*.md"))))])
+    try:
+        assert os.getsid(helper.process.pid) == helper.process.pid != os.getsid(0)
+        assert helper.result() is not None
+    finally:
+        helper.stop()
