@@ -157,8 +157,8 @@ async def attacker(port: int, kind: str, i: int, seconds: float) -> dict:
             await conn.close()
             conn = Connection(port)
             continue
-        if time.monotonic() - asked > slowest:
-            slowest = time.monotonic() - asked
+        if (took := time.monotonic() - asked) > slowest:
+            slowest = took
             timing = re.search(r"dur=([0-9.]+)", headers.get("server-timing", ""))
             served = float(timing.group(1)) / 1000 if timing else 0.0
         outcomes[f"{status} {_label(json.loads(raw))}"] += 1
@@ -186,14 +186,15 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
         out, _ = await process.communicate()
         return json.loads(out)
 
+    assigned = [(i, kind) for i in range(clients) for kind in kinds]
     attackers = [child("--attack", kind, "--client", str(i), "--hub", HUB["hash"])
-                 for i in range(clients) for kind in kinds]  # fmt: skip
+                 for i, kind in assigned]  # fmt: skip
     *answers, _, closed, health = await asyncio.gather(
         *attackers, sampler(), slow_headers(port, stop), child("--probe")
     )
     outcomes: dict[str, Counter] = {k: Counter() for k in kinds}
     longest: dict[str, tuple[float, float]] = dict.fromkeys(kinds, (0.0, 0.0))
-    for kind, answer in zip([k for _ in range(clients) for k in kinds], answers, strict=True):
+    for (_, kind), answer in zip(assigned, answers, strict=True):
         outcomes[kind].update(answer["outcomes"])
         longest[kind] = max(longest[kind], (answer["slowest"], answer["served"]))
     outcomes["connections that never finish their headers"] = closed

@@ -87,8 +87,8 @@ class Impact:
     def packages(self, info: Info) -> list[PackageCount]:
         # Kept as the impact is: a library every spec links reaches every package, 50,000 at
         # a million specs, and making their rows again was half of each answer's time.
-        rows = lambda: package_counts(self.found.packages)  # noqa: E731
-        return graph(info).kept(("impact's packages", *self.asked), rows)
+        key = ("impact's packages", *self.asked)
+        return graph(info).kept(key, lambda: package_counts(self.found.packages))
 
     @strawberry.field(
         metadata=cost(items=100), description="Spec counts per stack, largest first, then name."

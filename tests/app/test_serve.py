@@ -228,9 +228,10 @@ def slow_to_load(tmp_path_factory) -> Path:
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="Ctrl-C at a terminal: a process group")
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_during_a_load_stops_it_in_every_worker(slow_to_load, workers):
-    """Ctrl-C at a terminal (SIGINT to the whole group: the server, its workers and their
-    second loading processes) stops each load where it is, without a traceback; each
-    worker says so. Before, a worker's load ran to its end before the server could stop."""
+    """Ctrl-C at a terminal (SIGINT to the whole group: the server and its workers; their
+    second loading processes have sessions of their own) stops each load where it is,
+    without a traceback; each worker says so. Before, a worker's load ran to its end
+    before the server could stop."""
     process = subprocess.Popen(
         [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(free_port()),
          "--workers", str(workers), "--data", str(slow_to_load), "--log-format", "text"],
