@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
+from cachegraph.graph.collector import collector_paused
 from cachegraph.graph.questions.counts import precompute, stats
 from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources import files
-from cachegraph.graph.sources.reader import collector_paused
 
 from .progress import ProgressLine
 from .sources import default_data, default_mirrors

@@ -160,7 +160,6 @@ class _Compiler:
             "null": _null,
             "nullable": nullable,
             "isfinite": math.isfinite,
-            "INT32": _INT32,
         }
         entries = [
             f"{key!r}: {self.field(type_, nodes, i, names)}"
@@ -310,10 +309,12 @@ def _uses_variables(value: ValueNode) -> bool:
 # The common scalars pass through as they are when already of their JSON type.
 _NATIVE = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bool}
 # The same tests in generated code, on the expression ``set`` that names its value ``x``.
+# ``type(x) is T`` and a chained comparison, not ``x.__class__`` and ``x in range(...)``:
+# CPython specializes both, and the checks were a fifth of a 50,000-row list's time.
 _NATIVE_CHECKS = {
-    **{name: f"{{set}}.__class__ is {native.__name__}" for name, native in _NATIVE.items()},
-    GraphQLInt.name: "({set}.__class__ is int and {x} in INT32)",
-    GraphQLFloat.name: "({set}.__class__ is float and isfinite({x}))",
+    **{name: f"type({{set}}) is {native.__name__}" for name, native in _NATIVE.items()},
+    GraphQLInt.name: f"(type({{set}}) is int and {-(2**31)} <= {{x}} < {2**31})",
+    GraphQLFloat.name: "(type({set}) is float and isfinite({x}))",
 }
 _INT32 = range(-(2**31), 2**31)
 
@@ -325,11 +326,11 @@ def _leaf(type_: GraphQLLeafType, nullable: bool) -> Complete:
         return _null(nullable) if value is None else serialize(value)
 
     if type_.name == GraphQLInt.name:
-        return lambda v, _run: v if v.__class__ is int and v in _INT32 else serialized(v)
+        return lambda v, _run: v if type(v) is int and v in _INT32 else serialized(v)
     if type_.name == GraphQLFloat.name:
-        return lambda v, _run: v if v.__class__ is float and math.isfinite(v) else serialized(v)
+        return lambda v, _run: v if type(v) is float and math.isfinite(v) else serialized(v)
     if native is not None:
-        return lambda v, _run: v if v.__class__ is native else serialized(v)
+        return lambda v, _run: v if type(v) is native else serialized(v)
     return lambda v, _run: serialized(v)
 
 

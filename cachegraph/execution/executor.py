@@ -46,6 +46,7 @@ from strawberry.types.graphql import OperationType
 
 from cachegraph.graph import deadline
 from cachegraph.graph.bounded import BoundedCache
+from cachegraph.graph.collector import collector_paused
 from cachegraph.graph.errors import OverBudget, TimedOut
 from cachegraph.graph.store.view import CacheGraph
 from cachegraph.schema.context import Context
@@ -73,6 +74,11 @@ SWITCH_SECONDS = 0.001
 #: 74. Young collections every 10,000 allocations rather than 700 promote far fewer; at
 #: 50,000, each took 26 ms under bench/attacks.py, and /healthz waited for them.
 COLLECTOR_THRESHOLDS = (10_000, 10, 10)
+#: Answers are built and encoded with the collector off (``graph.collector``): an answer
+#: is dicts and lists, freed once encoded, that young collections scanned and promoted for
+#: the full ones to scan (with the collector on, 50,000 impact rows took a fifth longer).
+#: While answers overlap one another, it is on again once it has been off this long.
+COLLECTOR_PAUSE_SECONDS = 1.0
 #: A request body larger than this is read in a worker thread, not on the loop, one such
 #: body at a time: parsing holds the interpreter lock (orjson does not let go of it), so
 #: eight bodies parsed at once made the event loop wait behind all eight. Nor is it
@@ -328,11 +334,14 @@ class Executor:
     def _respond(self, op: Operation, context: Context, method: str, key: tuple | None) -> bytes:
         """The operation's JSON answer, kept under ``key`` (looked up on the loop) when it
         has one and the answer has no errors."""
-        body = self.run(op, context, method)
-        payload = orjson.dumps(body)
+        with collector_paused(COLLECTOR_PAUSE_SECONDS):
+            body = self.run(op, context, method)
+            payload = orjson.dumps(body)
+            clean = "errors" not in body  # errors carry request ids, and may be transient
+            del body  # freed while the collector is off: no collection scans the answer
         if key is not None:  # counted once executed: a timeout is not a miss
             self.metrics.cached.labels("miss").inc()
-            if "errors" not in body:  # errors carry request ids, and may be transient
+            if clean:
                 self.responses.put(context.graph, key, payload)
         return payload
 

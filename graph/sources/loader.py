@@ -17,17 +17,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import deadline
+from ..collector import collector_paused
 from ..store.view import CacheGraph
 from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource, with_views
-from .reader import (
-    LoadReport,
-    Problem,
-    Reader,
-    collector_paused,
-    large_blocks_unmapped,
-    source_files,
-)
+from .reader import LoadReport, Problem, Reader, large_blocks_unmapped, source_files
 
 __all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
 

@@ -206,7 +206,8 @@ def main() -> None:
     """
     import signal
 
-    from .reader import collector_paused, large_blocks_unmapped
+    from ..collector import collector_paused
+    from .reader import large_blocks_unmapped
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with collector_paused(), large_blocks_unmapped():

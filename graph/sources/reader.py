@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
 import json
 import os
 import re
@@ -46,7 +45,7 @@ from .rows import (
 )
 from .specfiles import is_spec_file, load_json, spec_document, spec_nodes
 
-__all__ = ["LoadReport", "Problem", "Reader", "collector_paused", "source_files"]
+__all__ = ["LoadReport", "Problem", "Reader", "source_files"]
 
 #: Files a build cache keeps beside its specs that hold no spec: keys, digests, manifests.
 _COMPANIONS = (".hash", ".pub", ".manifest.json")
@@ -105,19 +104,6 @@ class LoadReport:
         data["problems"] = [asdict(p) for p in self.problems]
         data["ok"] = self.ok
         return data
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a load makes millions of short-lived objects
-    (a parser's) and no cycles; left on, it scans them again and again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: mallopt's parameters: glibc's mmap and trim thresholds

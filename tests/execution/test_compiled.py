@@ -123,6 +123,10 @@ class Broken:
     def share(self) -> float:
         return 0.25
 
+    @strawberry.field
+    def flag(self) -> int:
+        return True  # type: ignore[return-value]  # an int subclass: serialized, not passed
+
 
 TINY = strawberry.Schema(query=Broken)
 
@@ -136,13 +140,14 @@ def test_a_value_the_schema_refuses_gives_no_answer(query):
 
 
 def test_values_the_schema_takes_are_answered_as_the_standard_path_does():
-    query = "{ maybe noItems { name } sizes { name } count share }"
+    query = "{ maybe noItems { name } sizes { name } count share flag }"
     expected = {
         "maybe": None,
         "noItems": None,
         "sizes": [{"name": "1"}, {"name": "2"}],
         "count": -(2**31),
         "share": 0.25,
+        "flag": 1,
     }
     assert TINY.execute_sync(query).data == expected
     assert compiled.plan(TINY, parse(query), None).answer(None, None) == expected

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from cachegraph.graph import MirrorSource, Problem, load
+from cachegraph.graph.collector import collector_paused
 from cachegraph.graph.sources.mirrors import mirrors_file
-from cachegraph.graph.sources.reader import collector_paused
 
 from tests.conftest import SEEDS, execute
 from tests.mirrors import LONE, MIRRORS, load_shared, migrate_to_v3, raw_document, raw_index
