@@ -17,13 +17,35 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
+import queue
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 _lock = threading.Lock()
 #: [pauses under way, when the first of them began, whether the collector was on then]
 _state: list = [0, 0.0, False]
+#: what ``release_aside`` was given, with its pause's ``longest``
+_released: queue.SimpleQueue = queue.SimpleQueue()
+_releaser: list[threading.Thread] = []
+
+
+def pause() -> None:
+    """Begin a pause; ``resume`` ends it."""
+    with _lock:
+        if _state[0] == 0:
+            _state[1:] = time.monotonic(), gc.isenabled()
+            gc.disable()
+        _state[0] += 1
+
+
+def resume(longest: float = math.inf) -> None:
+    """End a pause ``pause`` began (see the module for ``longest``)."""
+    with _lock:
+        _state[0] -= 1
+        if _state[2] and (_state[0] == 0 or time.monotonic() - _state[1] > longest):
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -36,15 +58,30 @@ def collector_paused(longest: float = math.inf) -> Iterator[None]:
     >>> gc.isenabled()
     True
     """
-    with _lock:
-        if _state[0] == 0:
-            _state[1:] = time.monotonic(), gc.isenabled()
-            gc.disable()
-        _state[0] += 1
+    pause()
     try:
         yield
     finally:
-        with _lock:
-            _state[0] -= 1
-            if _state[2] and (_state[0] == 0 or time.monotonic() - _state[1] > longest):
-                gc.enable()
+        resume(longest)
+
+
+def release_aside(value: Any, longest: float = math.inf) -> None:
+    """Free ``value``, made during a pause of the caller's, in a thread of this module's,
+    then end that pause: the caller goes on without waiting (freeing the 100,000 dicts of
+    a 2 MB answer takes a fifth as long as making them), and no collection scans them.
+
+    The caller drops its own references to ``value`` right after.
+    """
+    with _lock:
+        if not (_releaser and _releaser[-1].is_alive()):  # none yet, or a fork's copy
+            thread = threading.Thread(target=_release, name="cachegraph-release", daemon=True)
+            thread.start()
+            _releaser.append(thread)
+    _released.put((value, longest))
+
+
+def _release() -> None:
+    while True:
+        value, longest = _released.get()
+        del value
+        resume(longest)

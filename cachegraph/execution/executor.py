@@ -44,9 +44,8 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from cachegraph.graph import deadline
+from cachegraph.graph import collector, deadline
 from cachegraph.graph.bounded import BoundedCache
-from cachegraph.graph.collector import collector_paused
 from cachegraph.graph.errors import OverBudget, TimedOut
 from cachegraph.graph.store.view import CacheGraph
 from cachegraph.schema.context import Context
@@ -334,11 +333,17 @@ class Executor:
     def _respond(self, op: Operation, context: Context, method: str, key: tuple | None) -> bytes:
         """The operation's JSON answer, kept under ``key`` (looked up on the loop) when it
         has one and the answer has no errors."""
-        with collector_paused(COLLECTOR_PAUSE_SECONDS):
+        collector.pause()
+        try:
             body = self.run(op, context, method)
             payload = orjson.dumps(body)
-            clean = "errors" not in body  # errors carry request ids, and may be transient
-            del body  # freed while the collector is off: no collection scans the answer
+        except BaseException:
+            collector.resume(COLLECTOR_PAUSE_SECONDS)
+            raise
+        clean = "errors" not in body  # errors carry request ids, and may be transient
+        # Freed aside, the pause ending then: the answer goes out meanwhile.
+        collector.release_aside(body, COLLECTOR_PAUSE_SECONDS)
+        del body
         if key is not None:  # counted once executed: a timeout is not a miss
             self.metrics.cached.labels("miss").inc()
             if clean:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
+import weakref
 
-from cachegraph.graph.collector import collector_paused
+from cachegraph.graph.collector import collector_paused, pause, release_aside
 
 
 def test_overlapping_pauses_end_when_the_last_one_does():
@@ -53,3 +55,19 @@ def test_a_collector_found_off_stays_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+class Answer(dict):
+    """A dict a weak reference can watch (a plain dict takes none)."""
+
+
+def test_a_value_released_aside_is_freed_and_then_its_pause_ends():
+    pause()
+    answer = Answer(rows=[{"package": {"name": "zlib"}, "specCount": 3}] * 1000)
+    freed = weakref.ref(answer)
+    release_aside(answer)
+    del answer
+    waited = time.monotonic()
+    while (freed() is not None or not gc.isenabled()) and time.monotonic() - waited < 30:
+        time.sleep(0.01)
+    assert (freed(), gc.isenabled()) == (None, True)
