@@ -311,12 +311,12 @@ _NATIVE = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bo
 # The same tests in generated code, on the expression ``set`` that names its value ``x``.
 # ``type(x) is T`` and a chained comparison, not ``x.__class__`` and ``x in range(...)``:
 # CPython specializes both, and the checks were a fifth of a 50,000-row list's time.
+_INT_MIN, _INT_END = -(2**31), 2**31  # GraphQL's Int: 32 bits, signed
 _NATIVE_CHECKS = {
     **{name: f"type({{set}}) is {native.__name__}" for name, native in _NATIVE.items()},
-    GraphQLInt.name: f"(type({{set}}) is int and {-(2**31)} <= {{x}} < {2**31})",
+    GraphQLInt.name: f"(type({{set}}) is int and {_INT_MIN} <= {{x}} < {_INT_END})",
     GraphQLFloat.name: "(type({set}) is float and isfinite({x}))",
 }
-_INT32 = range(-(2**31), 2**31)
 
 
 def _leaf(type_: GraphQLLeafType, nullable: bool) -> Complete:
@@ -326,7 +326,7 @@ def _leaf(type_: GraphQLLeafType, nullable: bool) -> Complete:
         return _null(nullable) if value is None else serialize(value)
 
     if type_.name == GraphQLInt.name:
-        return lambda v, _run: v if type(v) is int and v in _INT32 else serialized(v)
+        return lambda v, _run: v if type(v) is int and _INT_MIN <= v < _INT_END else serialized(v)
     if type_.name == GraphQLFloat.name:
         return lambda v, _run: v if type(v) is float and math.isfinite(v) else serialized(v)
     if native is not None:
