@@ -10,6 +10,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from types import FrameType
 
@@ -47,7 +48,10 @@ def create_app(
     settings = settings or Settings.from_env()
     stamp_request_ids()
     if sources is None:
-        sources = DataSources(list(settings.data), settings.mirror_sources(), settings.snapshot)
+        sources = DataSources(
+            list(settings.data), settings.mirror_sources(), settings.snapshot,
+            cache_dir=settings.cache_dir, fetch_limits=settings.fetch_limits(),
+        )  # fmt: skip
     state = State(sources=sources, graph=graph)
     metrics = Metrics()
     token = settings.token()
@@ -91,10 +95,15 @@ def create_app(
             state.last = Outcome(True, 0.0, "graph given")
         observe(state.last)
         hangup = _on_hangup(lambda: asyncio.ensure_future(reload()))
+        refreshing = None
+        if state.sources.remote() and settings.refresh > 0:
+            refreshing = asyncio.ensure_future(_refreshing(state, settings.refresh, observe))
         try:
             yield
         finally:
             hangup()
+            if refreshing is not None:
+                refreshing.cancel()
             if tracing is not None:
                 tracing.shutdown()
 
@@ -120,6 +129,7 @@ def create_app(
         if state.graph is not None:
             caches["answers"] = state.graph.kept_answers
         metrics.caches(caches)
+        metrics.mirrors(state.sources.watches, time.time())
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     async def admin_reload(request: Request) -> Response:
@@ -209,6 +219,23 @@ def app_from_environment() -> Starlette:
     configure_logging(settings.log_level, settings.log_format)  # a worker is a new process
     server.HEADER_TIMEOUT = settings.header_timeout
     return create_app(settings=settings)
+
+
+async def _refreshing(state: State, period: float, observe: Callable[[Outcome], None]) -> None:
+    """Check the remote mirrors every ``period`` seconds; load again when one changed. A
+    check that fails keeps that mirror's last good data (marked stale) and is said in its
+    ``MirrorWatch``; nothing here ever ends the server."""
+    while True:
+        for watch in list(state.sources.watches.values()):
+            watch.next_check = time.time() + period
+        await asyncio.sleep(period)
+        try:
+            outcome = await state.refresh()
+        except Exception:
+            log.exception("refreshing the remote mirrors failed")
+            continue
+        if outcome is not None:
+            observe(outcome)
 
 
 def _stopping_the_load() -> Callable[[], object]:

@@ -236,6 +236,16 @@ class _CollectorPauses:
 COLLECTOR_PAUSES = _CollectorPauses()
 
 
+#: Per remote mirror, read from its ``MirrorWatch`` at each scrape.
+_MIRROR_GAUGES = {
+    "fetch_seconds": "seconds the last check of a remote mirror took (its fetch, if it changed)",
+    "fetched_bytes": "bytes fetched from a remote mirror since the server started",
+    "fetch_failures": "checks of a remote mirror that failed since the server started",
+    "seconds_since_success": "seconds since the last successful check of a remote mirror",
+    "stale": "1 when a remote mirror's last check failed: its last good data is served",
+}
+
+
 class Metrics:
     """The server's metrics, in a registry of its own (one per app)."""
 
@@ -294,6 +304,10 @@ class Metrics:
         self.cache_bytes = Gauge(
             "cachegraph_cache_bytes", "bytes each cache holds (estimated)", ["cache"], registry=r
         )
+        self.mirror_gauges = {
+            name: Gauge(f"cachegraph_mirror_{name}", help, ["mirror"], registry=r)
+            for name, help in _MIRROR_GAUGES.items()
+        }
         self.cache_budget = Gauge(
             "cachegraph_cache_budget_bytes", "bytes each cache may hold", ["cache"], registry=r
         )
@@ -307,6 +321,17 @@ class Metrics:
             ["cache"],
             registry=r,
         )
+
+    def mirrors(self, watches: dict, now: float) -> None:
+        """Set each remote mirror's gauges from what is known of it (name -> MirrorWatch)."""
+        g = self.mirror_gauges
+        for name, w in list(watches.items()):
+            g["fetch_seconds"].labels(name).set(w.seconds)
+            g["fetched_bytes"].labels(name).set(w.fetched_bytes)
+            g["fetch_failures"].labels(name).set(w.failures)
+            since = now - w.last_success if w.last_success else float("inf")
+            g["seconds_since_success"].labels(name).set(since)
+            g["stale"].labels(name).set(1 if w.stale else 0)
 
     def caches(self, caches: Mapping[str, BoundedCache]) -> None:
         """Show each cache's bytes, budget, entries and evictions."""

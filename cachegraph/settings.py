@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cachegraph.graph import MirrorSource
+from cachegraph.graph.sources.fetch import FetchLimits
 from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
 
@@ -44,15 +45,47 @@ class Settings:
     )
     mirror: tuple[str, ...] = _setting(
         (),
-        "a Spack build cache (v2 or v3 layout: its root, build_cache/ or index.json) whose "
-        "specs STACK holds in TAG; named TAG/STACK (variable: separated by spaces)",
+        "a Spack build cache (v2 or v3 layout: its root, build_cache/ or index.json; or a "
+        "URL: http(s)://, s3://, gs://, oci://, oci+http://) whose specs STACK holds in TAG; "
+        "named TAG/STACK (variable: separated by spaces)",
         "TAG:STACK=PATH",
     )
     mirrors_file: str = _setting(
         "",
-        "a YAML or JSON file listing mirrors: {mirrors: [{name, tag, stack, path}]}, or the "
-        "public cache indexer's {TAG: [{label, url}]}",
+        "a YAML or JSON file (or its URL) listing mirrors: {mirrors: [{name, tag, stack, "
+        "path}]}, or the public cache indexer's {TAG: [{label, url}]}",
         "PATH",
+    )
+    refresh: float = _setting(
+        600.0,
+        "seconds between checks of the remote mirrors for a new index (as Spack's "
+        "binary_index_ttl); only a changed mirror is fetched again; 0: never",
+        "SECONDS",
+    )
+    cache_dir: str = _setting(
+        "",
+        "where remote mirrors' indices are kept with their hashes and ETags (a restart asks "
+        "only whether they changed, and serves them, marked stale, with the network down); "
+        "none: $XDG_CACHE_HOME/cachegraph or ~/.cache/cachegraph",
+        "PATH",
+    )
+    ca_bundle: str = _setting(
+        "",
+        "a file of CA certificates trusted for https:// and oci:// mirrors instead of the "
+        "system's (TLS is always verified)",
+        "PATH",
+    )
+    fetch_timeout: float = _setting(
+        300.0,
+        "seconds one file of a remote mirror may take to fetch, retries included (connect: "
+        "10 s, each read: 30 s)",
+        "SECONDS",
+    )
+    max_index_bytes: int = _setting(
+        512 << 20,
+        "bytes of one remote mirror's index, as sent and once decompressed (the public "
+        "develop index is about 185 MB)",
+        "BYTES",
     )
     index: tuple[str, ...] = _setting(
         (),
@@ -219,6 +252,14 @@ class Settings:
         """Every mirror the settings name; ValueError says which is wrong."""
         return mirror_sources(self.mirror + self.index, self.mirrors_file)
 
+    def fetch_limits(self) -> FetchLimits:
+        """The bounds of each fetch from a remote mirror."""
+        return FetchLimits(
+            total_timeout=self.fetch_timeout,
+            max_bytes=self.max_index_bytes,
+            ca_bundle=self.ca_bundle,
+        )
+
     def token(self) -> str | None:
         """The admin bearer token, from the file when one is named."""
         if self.admin_token_file:
@@ -265,6 +306,9 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "query_cache": (_at_least(0), "0 or more"),
     "threads": (_at_least(0), "0 (one a core) or more"),
     "answer_cache": (_at_least(0), "0 or more"),
+    "refresh": (lambda v: 0 <= v < math.inf, "0 (never) or more seconds"),
+    "fetch_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
+    "max_index_bytes": (_at_least(1), "at least 1"),
 }
 
 

@@ -22,8 +22,11 @@ import anyio
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
 from cachegraph.graph.collector import collector_paused
 from cachegraph.graph.questions.counts import precompute, stats
+from cachegraph.graph.questions.mirrors import record_watches
 from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources import files
+from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
+from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, fetched_mirrors
 
 from .progress import ProgressLine
 from .sources import default_data, default_mirrors
@@ -39,10 +42,33 @@ class DataSources:
     mirrors: list[MirrorSource] = field(default_factory=list)
     #: a snapshot file to restart from while the sources are unchanged, and to write
     snapshot: str = ""
+    #: where remote mirrors' copies are kept ("": the XDG default), and each fetch's bounds
+    cache_dir: str = ""
+    fetch_limits: FetchLimits = field(default_factory=FetchLimits)
+    #: what is known of each remote mirror's freshness, by name; kept across reloads
+    watches: dict[str, MirrorWatch] = field(default_factory=dict)
     #: the sources' fingerprint being worked out, started before the first load
     _fingerprint: files.Fingerprint | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    #: the mirrors with each remote one as its local copy, as last checked
+    _local: list[MirrorSource] | None = field(default=None, init=False, repr=False)
+
+    def remote(self) -> bool:
+        """Whether any mirror is remote (then each load checks them first)."""
+        return any(m.url for m in self.mirrors)
+
+    def check_remote(self, offline: bool = False) -> bool:
+        """Check every remote mirror with Spack's cheap request, fetching the changed ones
+        into the cache directory; return whether any changed (``offline``: no request)."""
+        if not self.remote():
+            return False
+        with Fetcher(self.fetch_limits) as fetcher:
+            self._local, changed = fetched_mirrors(
+                self.mirrors, self.cache_dir or default_cache_dir(), fetcher, self.watches,
+                offline=offline,
+            )  # fmt: skip
+        return changed
 
     def bundled(self) -> bool:
         """Whether nothing was given: the bundled pages and mirrors are served."""
@@ -52,7 +78,9 @@ class DataSources:
         return [str(default_data())] if self.bundled() else self.paths
 
     def resolved_mirrors(self) -> list[MirrorSource]:
-        return default_mirrors() if self.bundled() else self.mirrors
+        if self.bundled():
+            return default_mirrors()
+        return self.mirrors if self._local is None else self._local
 
     def start_fingerprint(self) -> None:
         """Start working out the sources' fingerprint, in a second process, for the first
@@ -64,18 +92,27 @@ class DataSources:
     def fingerprinting(self) -> files.Fingerprint | None:
         """The fingerprint started for this load (that one once), or None without a snapshot."""
         started, self._fingerprint = self._fingerprint, None
+        if self.remote() and self._local is None:
+            # the copies are known once checked: the fingerprint is worked out after
+            if started is not None:
+                started.result()
+            return None
         if started is None and self.snapshot:
             started = snapshot.fingerprinting(self.resolved_paths(), self.resolved_mirrors())
         return started
 
 
-def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
+def load_sources(sources: DataSources, checked: bool = False) -> tuple[CacheGraph, LoadReport, str]:
     """Load the sources -- from the snapshot when it was made from these very files.
 
-    The third item is the fingerprint to write a snapshot under once the graph is
-    served; empty when there is none to write (no snapshot asked, or read from it).
+    Remote mirrors are checked first, and fetched where they changed (``checked``: they
+    just were, by a refresh). The third item is the fingerprint to write a snapshot under
+    once the graph is served; empty when there is none to write (no snapshot asked, or read
+    from it).
     """
     started = time.perf_counter()
+    if not checked:
+        sources.check_remote()
     paths, mirrors = sources.resolved_paths(), sources.resolved_mirrors()
     with collector_paused():
         pending = sources.fingerprinting()
@@ -101,6 +138,7 @@ def load_sources(sources: DataSources) -> tuple[CacheGraph, LoadReport, str]:
         report, tuple(paths), sources.snapshot, found is not None, time.time(), sources.bundled()
     )
     record_load(graph, loaded)
+    record_watches(graph, sources.watches)
     log_problems(report)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)
     return graph, report, key
@@ -215,13 +253,16 @@ class State:
         self.last = Outcome(True, time.time(), report.summary(), problems)
         return self.last
 
-    async def reload(self) -> Outcome:
+    async def reload(self, checked: bool = False) -> Outcome:
         """Load the sources again and serve them unless they hold no spec or have more errors
         than the data being served had: a server that started with errors still takes new
-        data, and a reload never serves data worse than what it replaces."""
+        data, and a reload never serves data worse than what it replaces. ``checked``: the
+        remote mirrors were just checked (a refresh)."""
         async with self._lock:
             try:
-                graph, report, key = await anyio.to_thread.run_sync(load_sources, self.sources)
+                graph, report, key = await anyio.to_thread.run_sync(
+                    load_sources, self.sources, checked
+                )
             except Exception as exc:
                 log.exception("reload failed")
                 self.last = Outcome(False, time.time(), f"reload failed: {exc}")
@@ -245,6 +286,16 @@ class State:
             del graph
             settle(collect=True)
             return self.last
+
+    async def refresh(self) -> Outcome | None:
+        """Check the remote mirrors; when any changed, load again (a reload, swapped in whole
+        once built). None when nothing changed."""
+        async with self._lock:
+            changed = await anyio.to_thread.run_sync(self.sources.check_remote)
+        if not changed:
+            return None
+        log.info("a remote mirror changed: loading again")
+        return await self.reload(checked=True)
 
     def _save_snapshot(self, key: str) -> None:
         if key:

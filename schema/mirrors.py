@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from cachegraph.graph.questions import mirrors as holdings
+from cachegraph.graph.sources.remote import MirrorWatch
 from cachegraph.graph.store.records import MirrorInfo
 from strawberry.types import Info
 
@@ -23,6 +26,60 @@ StackRef = Annotated["Stack", strawberry.lazy(".stacks")]
 TagRef = Annotated["Tag", strawberry.lazy(".tags")]
 
 
+def _moment(seconds: float) -> str | None:
+    """A time as ISO 8601 in UTC, to the second; None for never."""
+    if not seconds:
+        return None
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@strawberry.type(
+    description="How fresh a remote mirror's data is: its index is checked every refresh "
+    "period (--refresh) with Spack's cheap request, and fetched again when it changed."
+)
+class MirrorFreshness:
+    watch: strawberry.Private[MirrorWatch]
+
+    @strawberry.field(description="When it was last checked (ISO 8601, UTC); null: never.")
+    def last_check(self) -> str | None:
+        return _moment(self.watch.last_check)
+
+    @strawberry.field(description="When its last check succeeded; null: never.")
+    def last_success(self) -> str | None:
+        return _moment(self.watch.last_success)
+
+    @strawberry.field(description="When the index served was fetched: its last change seen.")
+    def last_change(self) -> str | None:
+        return _moment(self.watch.last_change)
+
+    @strawberry.field(description="When it is checked next; null when refreshing is off.")
+    def next_check(self) -> str | None:
+        return _moment(self.watch.next_check)
+
+    @strawberry.field(description="Seconds since the index served was fetched.")
+    def age_seconds(self) -> float | None:
+        return round(time.time() - self.watch.last_change, 3) if self.watch.last_change else None
+
+    @strawberry.field(
+        description="Whether its last check failed: the last good data is served, and "
+        "`error` says what failed."
+    )
+    def stale(self) -> bool:
+        return self.watch.stale
+
+    @strawberry.field(description="What failed at the last check; null when it succeeded.")
+    def error(self) -> str | None:
+        return self.watch.error or None
+
+    @strawberry.field(description="Checks made since the server started.")
+    def checks(self) -> int:
+        return self.watch.checks
+
+    @strawberry.field(description="Checks that failed since the server started.")
+    def failures(self) -> int:
+        return self.watch.failures
+
+
 # A Mirror's objects are the graph's MirrorInfo themselves.
 @strawberry.type(description="A Spack build cache (a mirror) that specs were loaded from.")
 class Mirror(Node):
@@ -30,10 +87,12 @@ class Mirror(Node):
         description="Unique among the loaded mirrors: given by the user, or derived from its "
         "tag and stack."
     )
-    location: str = strawberry.field(description="Where it was read from, as given (a path).")
+    location: str = strawberry.field(
+        description="Where it was read from, as given: a path, or a URL (without credentials)."
+    )
     layout: str = strawberry.field(
-        description="The build-cache layout: 'v2' (build_cache/index.json) or 'v3' "
-        "(v3/manifests and blobs)."
+        description="The build-cache layout: 'v2' (build_cache/index.json), 'v3' "
+        "(v3/manifests and blobs) or 'oci' (an OCI registry's index.spack image)."
     )
 
     signed: bool = strawberry.field(
@@ -62,6 +121,14 @@ class Mirror(Node):
     @strawberry.field
     def id(self: MirrorInfo) -> strawberry.ID:
         return global_id("Mirror", self.name)
+
+    @strawberry.field(
+        description="For a remote mirror (a URL): when it was checked and changed, whether "
+        "what is served is stale, and why; null for a local one."
+    )
+    def freshness(self: MirrorInfo, info: Info) -> MirrorFreshness | None:
+        watch = holdings.mirror_watch(graph(info), self.name)
+        return None if watch is None else MirrorFreshness(watch=watch)
 
     @strawberry.field(description="The tag whose stack holds this mirror's specs.")
     def tag(self: MirrorInfo) -> TagRef | None:

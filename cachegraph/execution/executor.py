@@ -47,6 +47,7 @@ from strawberry.types.graphql import OperationType
 from cachegraph.graph import collector, deadline
 from cachegraph.graph.bounded import BoundedCache
 from cachegraph.graph.errors import OverBudget, TimedOut
+from cachegraph.graph.questions.mirrors import mirror_checks
 from cachegraph.graph.store.view import CacheGraph
 from cachegraph.schema.context import Context
 from cachegraph.schema.cost import Spent
@@ -186,6 +187,9 @@ class Executor:
             given, batch, small = await self._operations(request)
             ends = time.monotonic() + self.timeout  # the request's, not each operation's
             version = await self.versions.version(graph)
+            checks = mirror_checks(graph)
+            if checks:  # a check of a remote mirror changes its freshness fields
+                version = f"{version}.{checks}"
             if small:
                 resolved, tag = self._resolved(given, version)
             else:  # hashing megabytes of text: not on the loop
@@ -270,6 +274,9 @@ class Executor:
         key = None
         if small:
             key = self.responses.key(method, op)
+            checks = mirror_checks(graph)
+            if checks:  # what is known of remote mirrors changes between reloads
+                key = (key, checks)
             found = self._cached(graph, key)
             if found is not None:
                 return found

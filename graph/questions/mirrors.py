@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
+from ..sources.locations import is_url
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 
@@ -47,6 +48,8 @@ def mirror_url(mirror: MirrorInfo) -> str:
     >>> mirror_url(replace(info, location="/srv/my mirror", layout="v3"))
     'file:///srv/my%20mirror'
     """
+    if is_url(mirror.location):  # a remote mirror: its root URL, as given
+        return mirror.location
     path = PurePosixPath(mirror.location)
     if mirror.layout == "v2":
         if path.suffix == ".json":
@@ -91,3 +94,41 @@ def stack_holding(G: CacheGraph, stack: str, tag: str | None = None) -> Holding:
     """
     return G.kept(("stack holding", stack, tag),
                   lambda: _holding(G, G.store.ranks("stack", stack, tag)))  # fmt: skip
+
+
+_WATCHES = ("remote mirrors",)
+
+
+def record_watches(G: CacheGraph, watches: dict) -> None:
+    """Keep with ``G`` what is known of its remote mirrors' freshness (name -> MirrorWatch of
+    ``graph.sources.remote``): the same mapping across reloads, updated by each check.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> G = example_graph()
+    >>> record_watches(G, {"develop/e4s": "watched"})
+    >>> mirror_watch(G, "develop/e4s"), mirror_watch(G, "develop/ml")
+    ('watched', None)
+    """
+    G.memo[_WATCHES] = watches
+
+
+def mirror_watch(G: CacheGraph, name: str):
+    """What is known of a remote mirror's freshness; None for a local mirror.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> mirror_watch(example_graph(), "develop/e4s") is None
+    True
+    """
+    return G.memo.get(_WATCHES, {}).get(name)
+
+
+def mirror_checks(G: CacheGraph) -> int:
+    """How many checks of remote mirrors have been made: what an answer that shows their
+    freshness depends on beside the data (0 with no remote mirror).
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> mirror_checks(example_graph())
+    0
+    """
+    watches = G.memo.get(_WATCHES)
+    return sum(w.checks for w in watches.values()) if watches else 0

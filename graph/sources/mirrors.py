@@ -37,6 +37,7 @@ from ..errors import BadRecord
 from .chunks import split
 from .files import read_regular
 from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
+from .locations import Remote, is_url, mirror_root, redacted, resolved, scheme_of
 from .specfiles import (
     MAX_SPEC_BYTES,
     clearsigned_text,
@@ -74,6 +75,18 @@ class MirrorSource:
     #: the named index view of a v3 mirror to read (Spack 1.2's ``update-index --name``);
     #: empty for its main index, and for each of its views as mirrors of their own
     view: str = ""
+    #: a remote mirror's URL as given, credentials included (never shown: see ``shown``);
+    #: ``path`` is then its local copy (``graph.sources.remote``), once fetched
+    url: str = field(default="", repr=False)
+    #: a remote mirror whose copy could not be fetched or checked: what failed
+    error: str = ""
+    #: a remote mirror's layout as served ("oci" for a registry; the copy reads as v2)
+    served_layout: str = ""
+
+    @property
+    def shown(self) -> str:
+        """Where the mirror is, as it may be shown: its URL without credentials, or its path."""
+        return mirror_root(redacted(self.url)) if self.url else str(self.path)
 
     @property
     def label(self) -> str:
@@ -83,9 +96,12 @@ class MirrorSource:
         """The same mirror with ``view`` set when ``path`` names a view: a view's folder
         (``v3/manifests/index/VIEW``) or its ``index.manifest.json``; the path is the root.
 
-        >>> MirrorSource("t", "s", Path("/m/v3/manifests/index/e4s/index.manifest.json")).viewed()
-        MirrorSource(tag='t', stack='s', path=PosixPath('/m'), name='', view='e4s')
+        >>> viewed = MirrorSource("t", "s", Path("/m/v3/manifests/index/e4s/index.manifest.json"))
+        >>> viewed.viewed().path, viewed.viewed().view
+        (PosixPath('/m'), 'e4s')
         """
+        if self.url:  # a view of a remote mirror is named with ``^VIEW`` or ``view:``
+            return self
         path = self.path
         if path.name == "index.manifest.json":
             path = path.parent
@@ -97,21 +113,35 @@ class MirrorSource:
     def views(self) -> list[str]:
         """The named index views of a v3 mirror, by name (none for v2 or a given view)."""
         folder = self.path / "v3" / "manifests" / "index"
-        if self.view or not folder.is_dir():
+        if self.view or self.url or not folder.is_dir():
             return []
         return sorted(p.parent.name for p in folder.glob("*/index.manifest.json"))
 
     @classmethod
     def parse(cls, text: str) -> MirrorSource:
-        """
-        >>> MirrorSource.parse("develop:e4s=/mirror")
-        MirrorSource(tag='develop', stack='e4s', path=PosixPath('/mirror'), name='', view='')
+        """``TAG:STACK=PATH`` or ``TAG:STACK=URL`` (a view of a remote v3 mirror: ``URL^VIEW``).
+
+        >>> MirrorSource.parse("develop:e4s=/mirror").path
+        PosixPath('/mirror')
+        >>> MirrorSource.parse("develop:e4s=https://binaries.spack.io/develop/e4s").shown
+        'https://binaries.spack.io/develop/e4s'
         """
         label, sep, path = text.partition("=")
         tag, colon, stack = label.partition(":")
         if not (sep and colon and tag and stack and path):
-            raise ValueError(f"expected TAG:STACK=PATH, got {text!r}")
-        return cls(tag, stack, Path(path))
+            raise ValueError(f"expected TAG:STACK=PATH, got {redacted(text)!r}")
+        return cls.at(tag, stack, path)
+
+    @classmethod
+    def at(
+        cls, tag: str, stack: str, location: str, name: str = "", view: str = ""
+    ) -> MirrorSource:
+        """A mirror at a path, a ``file://`` URL or a remote URL (checked: ValueError)."""
+        if is_url(location):
+            url, _, named = location.partition("^") if "^" in location else (location, "", "")
+            Remote.parse(url)  # says what is wrong with it
+            return cls(tag, stack, Path(), name, view or named, url=url)
+        return cls(tag, stack, Path(location.removeprefix("file://")), name, view)
 
 
 def with_views(sources: list[MirrorSource]) -> tuple[list[MirrorSource], dict[str, list[str]]]:
@@ -144,28 +174,36 @@ def with_views(sources: list[MirrorSource]) -> tuple[list[MirrorSource], dict[st
 MAX_MIRRORS_FILE_BYTES = 16 << 20
 
 
-def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
+def mirrors_file(path: str | os.PathLike, fetcher: Any = None) -> list[MirrorSource]:
     """The mirrors a YAML or JSON file lists, in either of two shapes.
 
     ``{"mirrors": [{"tag": T, "stack": S, "path": P, "name": N?}, ...]}``, or the
     public cache indexer's output, ``{TAG: [{"label": STACK, "url": P}, ...]}``
-    (local paths or ``file://`` URLs). Relative paths are taken from the file's folder.
-    Raises ValueError saying what is wrong.
+    (paths, ``file://`` or remote URLs). The file itself may be at a URL (fetched with
+    ``fetcher``, a ``graph.sources.fetch.Fetcher``). Relative locations are taken from the
+    file's folder or URL. Raises ValueError saying what is wrong.
     """
-    where = Path(path)
+    text_path = os.fspath(path)
+    remote = is_url(text_path)
+    where = redacted(text_path) if remote else Path(path)
     try:
         # not waiting on a FIFO, nor reading /dev/zero until memory runs out
-        data = read_regular(where, MAX_MIRRORS_FILE_BYTES)
+        data = (
+            _fetched_listing(text_path, fetcher)
+            if remote
+            else read_regular(where, MAX_MIRRORS_FILE_BYTES)
+        )
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
     try:
         text = decode_text(data)
-        doc = load_yaml(text) if where.suffix in (".yaml", ".yml") else load_json(text)
+        yaml = text_path.rsplit("?", 1)[0].endswith((".yaml", ".yml"))
+        doc = load_yaml(text) if yaml else load_json(text)
     except BadRecord as exc:
         raise ValueError(f"{where}: {exc.message}") from None
     if isinstance(doc, dict) and isinstance(doc.get("mirrors"), list):
-        entries = [(e.get("tag"), e.get("stack"), e.get("path"), e.get("name"), e) for e in
-                   doc["mirrors"] if isinstance(e, dict)]  # fmt: skip
+        entries = [(e.get("tag"), e.get("stack"), e.get("path") or e.get("url"), e.get("name"), e)
+                   for e in doc["mirrors"] if isinstance(e, dict)]  # fmt: skip
         if len(entries) != len(doc["mirrors"]):
             raise ValueError(f"{where}: every entry of 'mirrors' must be a mapping")
     elif isinstance(doc, dict) and all(isinstance(v, list) for v in doc.values()):
@@ -182,15 +220,42 @@ def mirrors_file(path: str | os.PathLike) -> list[MirrorSource]:
     found = []
     for tag, stack, location, name, entry in entries:
         if not all(isinstance(v, str) and v for v in (tag, stack, location)):
-            raise ValueError(f"{where}: entry {entry!r} needs a tag, a stack and a path")
-        location = location.removeprefix("file://")
-        if "://" in location:
-            raise ValueError(f"{where}: {location!r} is not a local path; mirror it locally first")
+            shown = json.dumps(entry, default=str)[:200]
+            raise ValueError(f"{where}: entry {redacted(shown)} needs a tag, a stack and a path")
         view = entry.get("view") or ""
         if not isinstance(view, str):
-            raise ValueError(f"{where}: entry {entry!r}: 'view' must be a string")
-        found.append(MirrorSource(tag, stack, where.parent / location, name or "", view))
+            raise ValueError(f"{where}: entry {redacted(json.dumps(entry, default=str)[:200])}: "
+                             "'view' must be a string")  # fmt: skip
+        location = resolved(location, text_path)
+        if not is_url(location):
+            location = location.removeprefix("file://")
+            if scheme_of(location):
+                raise ValueError(f"{where}: {redacted(location)!r}: a scheme this does not read")
+            location = str(Path(where).parent / location) if not remote else location
+        try:
+            found.append(MirrorSource.at(tag, stack, location, name or "", view))
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
     return found
+
+
+def _fetched_listing(url: str, fetcher: Any) -> bytes:
+    """A mirrors file at a URL (the public cache's ``cache_spack_io_index.json``)."""
+    from .fetch import Fetcher, FetchError
+
+    own = fetcher is None
+    fetcher = fetcher or Fetcher()
+    try:
+        base, _, name = url.rstrip("/").rpartition("/")
+        got = fetcher.get(Remote.parse(base), name, limit=MAX_MIRRORS_FILE_BYTES)
+        if got.status != 200:
+            raise ValueError(f"{redacted(url)}: not found (HTTP {got.status})")
+        return got.data
+    except FetchError as exc:
+        raise ValueError(exc.message) from None
+    finally:
+        if own:
+            fetcher.close()
 
 
 @dataclass
@@ -363,14 +428,15 @@ def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple
             f"{name}-{version}-{hash}"
         )
     arch, compiler = _arch_and_compiler(stem, name, version, hash)
-    tarball = os.path.join(folder, arch, compiler, f"{name}-{version}", f"{stem}.spack")
+    below = os.path.join(arch, compiler, f"{name}-{version}", f"{stem}.spack")
     size = entry.get("archive_size")
     if not isinstance(size, int | float) or isinstance(size, bool):
         try:
-            size = float(os.stat(tarball).st_size)
+            size = float(os.stat(os.path.join(folder, below)).st_size)
         except OSError:
             size = None
-    return tarball, size
+    # named below the mirror's root, as Spack's URLs are (never the server's own folders)
+    return (f"build_cache/{below}" if folder.name == "build_cache" else below), size
 
 
 def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[str, str]:
@@ -621,7 +687,8 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: str, indexed: set[str]) -> 
             read.problem(where, exc.message)
             return
     if tarball:
-        read.tarballs[hash] = (blob_path(root, tarball[0]), float(tarball[0]["contentLength"]))
+        below = os.path.relpath(blob_path(root, tarball[0]), root)
+        read.tarballs[hash] = (below, float(tarball[0]["contentLength"]))
     else:
         read.tarballs[hash] = ("", None)
 

@@ -17,7 +17,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
@@ -33,7 +33,7 @@ from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from . import files, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
-from .mirrors import MirrorSource, held, index_installs, index_node, read_mirror
+from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
     Edges,
     Listed,
@@ -426,18 +426,33 @@ class Reader:
             )
 
     def read_mirror(self, source: MirrorSource) -> None:
-        """A whole mirror: its specs, their dependencies, sizes and tarballs; STACK holds them."""
-        read = read_mirror(source)
+        """A whole mirror: its specs, their dependencies, sizes and tarballs; STACK holds them.
+
+        A remote mirror is read from its local copy (``graph.sources.remote``), every path
+        of it named by the mirror's URL; one whose copy could not be fetched holds nothing,
+        and says why."""
         name = source.label
         if any(m.name == name for m in self.builder.mirrors):
             self.problem(
-                source.path,
+                source.shown,
                 f"a second mirror named {name!r}; give each its own name in a mirrors file",
             )
             return
+        copy = os.path.join(source.path, "") if source.url else ""
+        if source.url and source.error and not source.path.is_dir():
+            read = MirrorRead(source.served_layout or "v2", source.shown)
+            read.problem(source.shown, source.error)
+        else:
+            read = read_mirror(source)
+            if source.error:
+                read.problem(source.shown, f"{source.error}; serving the copy held (stale)",
+                             "warning")  # fmt: skip
+        shown = _shown_paths(copy, source.shown)
         self.report.mirrors += 1
         self.tags.add(source.tag)
-        info = MirrorInfo(name, read.location, read.layout, source.tag, source.stack, read.signed)
+        layout = source.served_layout or read.layout
+        info = MirrorInfo(name, source.shown if copy else read.location, layout, source.tag,
+                          source.stack, read.signed)  # fmt: skip
         code = self.builder.add_mirror(info)
         at, before = len(self.builder.mirrors) - 1, len(self.keyed)
         holding: list[str] = []
@@ -445,6 +460,7 @@ class Reader:
         tarballs: dict[str, tuple[str, float | None]] = {}
         if read.index is not None:
             path, chunks = read.index
+            path = shown(path)
             self.report.indices += 1
             first = 1
             for chunk in chunks:
@@ -458,7 +474,7 @@ class Reader:
                         tarballs[hash] = read.tarball(hash, chunk[hash])
         read.later(listed)
         for path, message, severity in read.problems:
-            self.problem(path, message, warning=severity == "warning")
+            self.problem(shown(path), message, warning=severity == "warning")
         for path, doc in read.spec_files:
             try:
                 holding += self.read_spec_file(path, doc)[:1]
@@ -468,7 +484,11 @@ class Reader:
         tarballs.update(read.tarballs)
         found = [tarballs.get(h, ("", None)) for h in holding]
         sizes = [np.nan if size is None else size for _, size in found]
-        self.builder.add_held(holding, code, sizes, [where for where, _ in found])
+        # a tarball is named within its mirror: by its URL for a remote one, else by its path
+        # below the mirror's root (never the server's own folders)
+        prefix = f"{source.shown}/" if copy else ""
+        where = [prefix + rel if rel else "" for rel, _ in found]
+        self.builder.add_held(holding, code, sizes, where)
         met = [problem.severity for _, problem in self.keyed[before:]]
         self.builder.mirrors[at] = replace(
             info, errors=met.count("error"), warnings=met.count("warning")
@@ -620,6 +640,20 @@ _DERIVED = {
 
 def _key(keyed: Keyed) -> tuple:
     return keyed[0]
+
+
+def _shown_paths(copy: str, shown: str) -> Callable[[Path | str], Path | str]:
+    """How a path of a remote mirror's local copy is named: by the mirror's URL.
+
+    >>> _shown_paths("/c/m/", "https://h/m")("/c/m/build_cache/index.json")
+    'https://h/m/build_cache/index.json'
+    """
+
+    def named(path: Path | str) -> Path | str:
+        text = str(path)
+        return shown + "/" + text[len(copy) :] if copy and text.startswith(copy) else path
+
+    return named
 
 
 def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
