@@ -39,11 +39,13 @@ def _add_mirror_options(parser: argparse.ArgumentParser) -> None:
             default=[],
             type=_mirror,
             metavar="TAG:STACK=PATH",
-            help="a Spack build cache whose specs STACK holds in TAG (repeatable)"
+            help="a Spack build cache (a path or a URL) whose specs STACK holds in TAG (repeatable)"
             if flag == "--mirror"
             else "the same as --mirror",
         )
-    parser.add_argument("--mirrors-file", metavar="PATH", help="a YAML or JSON list of mirrors")
+    parser.add_argument(
+        "--mirrors-file", metavar="PATH", help="a YAML or JSON list of mirrors (a path or a URL)"
+    )
 
 
 def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
@@ -86,7 +88,18 @@ def _data(args: argparse.Namespace) -> list[str]:
 
 
 def _sources(args: argparse.Namespace) -> DataSources:
-    return DataSources(paths=_data(args), mirrors=_mirrors(args))
+    base: config.Settings = args.base
+    return DataSources(
+        paths=_data(args), mirrors=_mirrors(args),
+        cache_dir=base.cache_dir, fetch_limits=base.fetch_limits(),
+    )  # fmt: skip
+
+
+def _checked_mirrors(args: argparse.Namespace) -> list[MirrorSource]:
+    """The mirrors, each remote one checked first and read from its local copy."""
+    sources = _sources(args)
+    sources.check_remote()
+    return sources.resolved_mirrors()
 
 
 def _level(args: argparse.Namespace) -> int:
@@ -410,7 +423,7 @@ def validate(args: argparse.Namespace) -> int:
     if not (paths or args.mirror or args.mirrors_file):
         raise SystemExit("cachegraph validate: give a PATH, --data, --mirror or --mirrors-file")
     progress = ProgressLine()
-    _, report = load(paths, _mirrors(args), progress=progress)
+    _, report = load(paths, _checked_mirrors(args), progress=progress)
     progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

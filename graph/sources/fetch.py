@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import hashlib
+import logging
 import os
 import ssl
 import time
@@ -34,6 +35,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .locations import Remote, redacted
+
+# httpx2 logs each request's URL at INFO: the fetch's own errors say what a person needs,
+# and a URL given with credentials must never reach a log
+for _name in ("httpx2", "httpcore2"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 #: What Spack sends (``spack.util.web``), with who we are.
 USER_AGENT = "Spack/1.1 (spack-cache-graph)"

@@ -441,12 +441,12 @@ class Reader:
         copy = os.path.join(source.path, "") if source.url else ""
         if source.url and source.error and not source.path.is_dir():
             read = MirrorRead(source.served_layout or "v2", source.shown)
-            read.problem(source.shown, source.error)
+            read.problem(source.shown, source.error.removeprefix(f"{source.shown}: "))
         else:
             read = read_mirror(source)
             if source.error:
-                read.problem(source.shown, f"{source.error}; serving the copy held (stale)",
-                             "warning")  # fmt: skip
+                why = source.error.removeprefix(f"{source.shown}: ")
+                read.problem(source.shown, f"{why}; serving the copy held (stale)", "warning")
         shown = _shown_paths(copy, source.shown)
         self.report.mirrors += 1
         self.tags.add(source.tag)
