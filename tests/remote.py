@@ -35,6 +35,7 @@ STOP_GRACE = 5.0
 #: SeaweedFS opens port + 10000 for gRPC beside each port it is given.
 GRPC_OFFSET = 10000
 S3_REGION = "us-east-1"
+PUT_ATTEMPTS = 5
 #: SeaweedFS without identities takes any key pair (or none): these are no secrets.
 S3_ACCESS_KEY = "cachegraph-test"
 S3_SECRET_KEY = "cachegraph-test-secret"
@@ -287,6 +288,7 @@ class SeaweedS3:
         with self.log.open("w") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         self.http = client()
+        self.buckets: set[str] = set()
         # The S3 port takes connections before the filer is ready: ready when a PUT works.
         wait_until(self.accepts_a_put, self.process, self.log, f"SeaweedFS S3 on {self.endpoint}")
 
@@ -316,8 +318,15 @@ class SeaweedS3:
 
     def put(self, bucket: str, key: str, data: bytes) -> None:
         """Put one object (making its bucket); replaces an object there atomically."""
-        self.make_bucket(bucket)
-        response = self.http.put(f"{self.endpoint}/{bucket}/{key}", content=data)
+        if bucket not in self.buckets:
+            self.make_bucket(bucket)
+            self.buckets.add(bucket)
+        for attempt in range(PUT_ATTEMPTS):
+            response = self.http.put(f"{self.endpoint}/{bucket}/{key}", content=data)
+            # a 5xx while a new bucket's volumes grow says "please try again"
+            if response.status_code < 500:
+                break
+            time.sleep(0.1 * (attempt + 1))
         if response.status_code != 200:
             raise RuntimeError(f"PUT /{bucket}/{key}: {response.status_code} {response.text}")
 

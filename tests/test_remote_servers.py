@@ -177,6 +177,7 @@ def test_registry_serves_a_published_mirror_index_and_specs(oci_registry, v3_mir
     )
     oci_registry.publish(v3_mirror, "spack/v3")
     oci_registry.publish(SEED_INDEX_ONLY, "mpigdb")
+    oci_registry.publish(SEED_MIRRORS / "spack-test" / "signed", "spack/signed")
     base = oci_registry.base
     with client() as http:
         assert (
@@ -188,7 +189,7 @@ def test_registry_serves_a_published_mirror_index_and_specs(oci_registry, v3_mir
             == (SEED_INDEX_ONLY / "build_cache/index.json").read_bytes()
         )
         tags = {r: set(get(http, f"{base}/v2/{r}/tags/list").json()["tags"])
-                for r in ("spack/test", "spack/v3", "mpigdb")}  # fmt: skip
+                for r in ("spack/test", "spack/v3", "spack/signed", "mpigdb")}  # fmt: skip
         # one spec image: its config is the spec file's spec, its last layer the tarball
         spec_file = next((SEED_V2 / "build_cache").glob("*libelf-0.8.13-rqh2*.spec.json"))
         tag = "libelf-0.8.13-rqh2vuf6fqwkmipzgi2wjx352mq7y7ez.spack"
@@ -197,7 +198,8 @@ def test_registry_serves_a_published_mirror_index_and_specs(oci_registry, v3_mir
         tarball = manifest["layers"][-1]
         body = get(http, f"{base}/v2/spack/test/blobs/{tarball['digest']}").content
     expected = {*spack_tags(SEED_V2), "index.spack"}
-    assert tags == {"spack/test": expected, "spack/v3": expected, "mpigdb": {"index.spack"}}
+    assert tags == {"spack/test": expected, "spack/v3": expected, "spack/signed": expected,
+                    "mpigdb": {"index.spack"}}  # fmt: skip
     assert config["spec"] == json.loads(spec_file.read_text())["spec"]
     assert config["binary_cache_checksum"] == {
         "hash_algorithm": "sha256",
