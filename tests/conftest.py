@@ -13,6 +13,33 @@ from cachegraph.schema.context import Context
 from graphql import parse
 
 from cachegraph.execution import compiled
+from tests.remote import (  # the real servers tests publish mirrors on (session fixtures)
+    http_server,
+    https_server,
+    oci_bearer,
+    oci_registry,
+    publish_http,
+    publish_https,
+    publish_oci,
+    publish_s3,
+    s3_server,
+    self_signed_server,
+    test_ca,
+)
+
+__all__ = [
+    "http_server",
+    "https_server",
+    "oci_bearer",
+    "oci_registry",
+    "publish_http",
+    "publish_https",
+    "publish_oci",
+    "publish_s3",
+    "s3_server",
+    "self_signed_server",
+    "test_ca",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds" / "pages"
