@@ -1,0 +1,158 @@
+"""Remote mirrors on real servers (nginx over http and https, SeaweedFS's S3, the CNCF
+registry over OCI) answer every question as the same mirrors loaded from disk.
+
+The requests are Spack 1.1's (``binary_distribution.py``: ``DefaultIndexFetcher`` reads
+``index.json.hash`` then ``index.json``, ``EtagIndexFetcher`` sends ``If-None-Match``,
+``OCIIndexFetcher`` reads the ``index.spack`` manifest then its layer; ``url_buildcache``'s
+index manifest for v3), checked here in the servers' own access logs where they keep one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cachegraph.graph import MirrorSource
+from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
+from cachegraph.graph.sources.locations import Remote
+from cachegraph.graph.sources.remote import copy_folder, sync
+
+from cachegraph.state import DataSources, load_sources
+from tests.conftest import execute
+from tests.mirrors import migrate_to_v3
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+SEEDS = ROOT / "seeds"
+#: (tag, stack, folder below seeds/mirrors or ../shared/mirrors)
+MIRRORS = [
+    ("test", "e4s", "seeds", "spack-test/unsigned"),
+    ("test", "signed", "seeds", "spack-test/signed"),
+    ("develop", "mpigdb", "seeds", "mpigdb"),
+    ("old", "db7", "shared", "v2_layout_db7"),
+]
+QUERY = """query($lock: JSON) {
+  stats { packageCount specCount }
+  mirrors { name specCount }
+  libdwarf: specs(filter: {satisfies: "libdwarf"}, first: 100) { totalCount nodes { hash } }
+  mpich: specs(filter: {satisfies: "^hwloc"}, first: 100) { totalCount nodes { hash } }
+  dag: spec(hash: "u5uz3dc") { dependencies(transitive: true) { hash } dependents { hash } }
+  mpi: spec(hash: "3uebtou") { dependencies { hash } dependents(transitive: true) { hash } }
+  coverage(lockfile: $lock) { total hitCount missCount externalCount
+    entries { hash hit reason } }
+}"""
+
+
+def _folders(shared_mirrors: Path, tmp: Path, v3: bool) -> list[tuple[str, str, Path]]:
+    found = []
+    for tag, stack, where, below in MIRRORS:
+        folder = (SEEDS / "mirrors" if where == "seeds" else shared_mirrors) / below
+        if v3:  # the same specs in Spack 1.0's layout (tests/mirrors.py: as `buildcache migrate`)
+            folder = migrate_to_v3(folder / "build_cache", tmp / f"{stack}-v3")
+        found.append((tag, stack, folder))
+    return found
+
+
+def _answers(sources: DataSources, remote: bool = True) -> dict:
+    """The query's answer; a remote load must meet no problem (on disk, the warning that a
+    spec file beside the index is not listed in it: Spack never fetches one remotely)."""
+    graph, report, _ = load_sources(sources)
+    assert not remote or report.problems == []
+    lock = json.loads((SEEDS / "spack.lock").read_text())
+    return execute(graph, QUERY, {"lock": lock})
+
+
+@pytest.fixture(scope="module")
+def layouts(shared_mirrors, tmp_path_factory) -> dict[str, list[tuple[str, str, Path]]]:
+    tmp = tmp_path_factory.mktemp("layouts")
+    return {"v2": _folders(shared_mirrors, tmp, False), "v3": _folders(shared_mirrors, tmp, True)}
+
+
+@pytest.fixture(scope="module")
+def from_disk(layouts) -> dict[str, dict]:
+    return {
+        layout: _answers(DataSources(mirrors=[MirrorSource(t, s, f) for t, s, f in folders]), False)
+        for layout, folders in layouts.items()
+    }
+
+
+def _remote(urls, tmp_path, **limits) -> DataSources:
+    mirrors = [MirrorSource.parse(f"{tag}:{stack}={url}") for tag, stack, url in urls]
+    return DataSources(mirrors=mirrors, cache_dir=str(tmp_path), fetch_limits=FetchLimits(**limits))
+
+
+@pytest.mark.parametrize("layout", ["v2", "v3"])
+@pytest.mark.parametrize("scheme", ["http", "https", "s3"])
+def test_a_remote_mirror_answers_as_on_disk(
+    request, layouts, from_disk, tmp_path, monkeypatch, scheme, layout
+):
+    folders = layouts[layout]
+    limits = {}
+    if scheme == "http":
+        publish = request.getfixturevalue("publish_http")
+        urls = [(t, s, publish(f)) for t, s, f in folders]
+    elif scheme == "https":
+        publish = request.getfixturevalue("publish_https")
+        limits["ca_bundle"] = str(request.getfixturevalue("test_ca").ca_file)
+        urls = [(t, s, publish(f)) for t, s, f in folders]
+    else:
+        server = request.getfixturevalue("s3_server")
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        urls = [(t, s, server.publish(f, "caches", f"{layout}/{s}")) for t, s, f in folders]
+    assert _answers(_remote(urls, tmp_path, **limits)) == from_disk[layout]
+
+
+@pytest.mark.parametrize("layout", ["v2", "v3"])
+def test_an_oci_mirror_answers_as_on_disk(layouts, from_disk, tmp_path, publish_oci, layout):
+    urls = [(t, s, publish_oci(f, f"cache/{layout}-{s}")) for t, s, f in layouts[layout]]
+    assert _answers(_remote(urls, tmp_path)) == from_disk[layout]
+
+
+def test_an_oci_registry_asking_for_a_bearer_token(layouts, from_disk, tmp_path, oci_bearer,
+                                                    oci_registry, test_ca):  # fmt: skip
+    """A public image: the registry answers 401 with a bearer challenge; an anonymous token
+    from its realm opens it (Spack's ``spack.oci.opener``)."""
+    urls = []
+    for tag, stack, folder in layouts["v2"]:
+        oci_registry.publish(folder, f"bearer/{stack}")
+        urls.append((tag, stack, oci_bearer.url(f"bearer/{stack}")))
+    sources = _remote(urls, tmp_path, ca_bundle=str(test_ca.ca_file))
+    assert _answers(sources) == from_disk["v2"]
+
+
+def test_a_second_check_asks_only_the_cheap_request(http_server, tmp_path):
+    """With its ETag held, a v2 mirror is asked ``If-None-Match`` (``EtagIndexFetcher``): 304,
+    nothing fetched; a v3 mirror, its manifest; unchanged, the copy stays."""
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb")
+    remote = Remote.parse(url)
+    with Fetcher() as fetcher:
+        first = sync(remote, "", tmp_path, fetcher)
+        again = sync(remote, "", tmp_path, fetcher)
+    assert (first.changed, first.error, first.held.layout) == (True, "", "v2")
+    assert (again.changed, again.error, again.requests, again.fetched_bytes) == (False, "", 1, 0)
+    copy = copy_folder(tmp_path, url)
+    index = SEEDS / "mirrors" / "mpigdb" / "build_cache" / "index.json"
+    assert (copy / "build_cache" / "index.json").read_bytes() == index.read_bytes()
+
+
+def test_with_the_network_down_the_copies_are_served_stale(http_server, tmp_path):
+    """A restart whose mirror cannot be reached serves the copy held, with a warning."""
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb", "going-away")
+    index = SEEDS / "mirrors" / "mpigdb" / "build_cache" / "index.json"
+    records = len(json.loads(index.read_text())["database"]["installs"])  # 27 held, 8 referenced
+    sources = _remote([("develop", "mpigdb", url)], tmp_path)
+    graph, report, _ = load_sources(sources)
+    assert graph.store.n == records and report.problems == []
+    shutil.rmtree(http_server.root / "going-away")
+    again = _remote([("develop", "mpigdb", url)], tmp_path)
+    graph, report, _ = load_sources(again)
+    assert graph.store.n == records
+    assert [(p.path, p.message, p.severity) for p in report.problems] == [
+        (url, "no build-cache index (neither v3/manifests/index/index.manifest.json nor "
+         "build_cache/index.json); serving the copy held (stale)", "warning"),
+    ]  # fmt: skip
+    assert again.watches["develop/mpigdb"].stale
