@@ -439,7 +439,7 @@ class Reader:
             )
             return
         copy = os.path.join(source.path, "") if source.url else ""
-        if source.url and source.error and not source.path.is_dir():
+        if source.url and source.error and not (source.path / "state.json").is_file():
             read = MirrorRead(source.served_layout or "v2", source.shown)
             read.problem(source.shown, source.error.removeprefix(f"{source.shown}: "))
         else:

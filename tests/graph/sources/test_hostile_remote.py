@@ -1,0 +1,166 @@
+"""Remote mirrors served by a deliberately bad server: each is a clear error on that mirror,
+the others still load, nothing hangs, nothing is held whole in memory.
+
+The bad server is a real HTTP server on loopback (a socket server of this test's own, since
+no real server misbehaves on purpose); nginx serves the good mirror beside it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+import socket
+import socketserver
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cachegraph.graph import MirrorSource
+from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
+from cachegraph.graph.sources.locations import Remote
+from cachegraph.graph.sources.remote import sync
+
+from cachegraph.state import DataSources, load_sources
+
+pytestmark = pytest.mark.slow
+
+SEEDS = Path(__file__).resolve().parents[3] / "seeds"
+INDEX = SEEDS / "mirrors" / "mpigdb" / "build_cache" / "index.json"
+LIMITS = FetchLimits(read_timeout=2.0, total_timeout=3.0, max_bytes=1 << 20, backoff=0.05)
+
+
+def _answer(status: str, body: bytes = b"", headers: tuple[str, ...] = ()) -> bytes:
+    head = [f"HTTP/1.1 {status}", f"Content-Length: {len(body)}", "Connection: close", *headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+class _Bad(socketserver.BaseRequestHandler):
+    """Each mirror path misbehaves in its own way (its first path part names how)."""
+
+    hits: dict[str, int] = {}  # noqa: RUF012: counted across connections
+
+    def handle(self) -> None:
+        request = b""
+        while b"\r\n\r\n" not in request:
+            chunk = self.request.recv(4096)
+            if not chunk:
+                return
+            request += chunk
+        path = request.split(b" ", 2)[1].decode()
+        how = path.strip("/").split("/")[0]
+        self.hits[how] = self.hits.get(how, 0) + 1
+        send = self.request.sendall
+        if not path.endswith("build_cache/index.json"):
+            send(_answer("404 Not Found"))
+        elif how == "slow":  # a byte a second, for ever: the total time ends it
+            send(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            for _ in range(30):
+                time.sleep(1)
+                send(b"{")
+        elif how == "huge":  # past the size limit, as stated and as sent
+            send(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n")
+            with _suppress():
+                for _ in range(2000):
+                    send(b" " * 65536)
+        elif how == "bomb":  # 100 MB of zeros in 100 kB of gzip, as Content-Encoding
+            body = gzip.compress(b"\0" * (100 << 20), 9)
+            send(_answer("200 OK", body, ("Content-Encoding: gzip",)))
+        elif how == "loop":
+            send(_answer("302 Found", headers=(f"Location: {path}",)))
+        elif how == "file":
+            send(_answer("302 Found", headers=("Location: file:///etc/passwd",)))
+        elif how == "storm":
+            send(_answer("503 Service Unavailable", headers=("Retry-After: 0",)))
+        elif how == "reset":  # half the body, then the connection reset
+            data = INDEX.read_bytes()
+            send(f"HTTP/1.1 200 OK\r\nContent-Length: {len(data)}\r\n\r\n".encode())
+            send(data[: len(data) // 2])
+            self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+            self.request.close()
+
+
+class _suppress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        return kind is not None and issubclass(kind, OSError)
+
+
+@pytest.fixture(scope="module")
+def bad_server():
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Bad)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [
+        ("slow", "took longer than 3 s in all; not read"),
+        ("huge", "larger than 1,048,576 bytes; not read"),
+        ("bomb", "larger than 1,048,576 bytes; not read"),
+        ("loop", "more than 5 redirects"),
+        ("file", "redirected to a file: URL; only http and https redirects are followed"),
+        ("storm", "HTTP 503 (4 tries)"),
+        ("reset", "the connection broke (4 tries)"),
+    ],
+)
+def test_a_bad_server_is_a_clear_error_on_that_mirror(bad_server, tmp_path, how, error):
+    remote = Remote.parse(f"{bad_server}/{how}")
+    started = time.monotonic()
+    with Fetcher(LIMITS) as fetcher:
+        synced = sync(remote, "", tmp_path, fetcher, offline=False)
+    assert synced.copy is None and not synced.changed
+    assert synced.error == f"{bad_server}/{how}/build_cache/index.json: {error}"
+    assert time.monotonic() - started < 60  # bounded (the total time is 3 s)
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []  # no part left
+
+
+def test_the_other_mirrors_still_load(bad_server, http_server, tmp_path):
+    good = http_server.publish(SEEDS / "mirrors" / "mpigdb")
+    mirrors = [MirrorSource.parse(f"develop:{how}={bad_server}/{how}") for how in ("bomb", "loop")]
+    mirrors.append(MirrorSource.parse(f"develop:mpigdb={good}"))
+    sources = DataSources(mirrors=mirrors, cache_dir=str(tmp_path), fetch_limits=LIMITS)
+    graph, report, _ = load_sources(sources)
+    installs = json.loads(INDEX.read_text())["database"]["installs"]
+    assert graph.store.n == len(installs)
+    assert [(p.path, p.severity) for p in report.problems] == [
+        (f"{bad_server}/bomb", "error"),
+        (f"{bad_server}/loop", "error"),
+    ]
+
+
+def test_a_checksum_that_does_not_hold_fails_the_fetch(http_server, tmp_path):
+    """``url_buildcache``: a blob must hash to its manifest's checksum, else Spack refuses it."""
+    from tests.mirrors import migrate_to_v3
+
+    folder = migrate_to_v3(SEEDS / "mirrors" / "mpigdb" / "build_cache", tmp_path / "v3")
+    manifest = json.loads((folder / "v3/manifests/index/index.manifest.json").read_text())
+    record = manifest["data"][0]
+    blob = folder / "blobs" / "sha256" / record["checksum"][:2] / record["checksum"]
+    blob.write_bytes(blob.read_bytes().replace(b"mpich", b"mpicH", 1))
+    url = http_server.publish(folder)
+    with Fetcher(LIMITS) as fetcher:
+        synced = sync(Remote.parse(url), "", tmp_path / "cache", fetcher)
+    actual = hashlib.sha256(blob.read_bytes()).hexdigest()
+    assert synced.error == (
+        f"{url}/blobs/sha256/{record['checksum'][:2]}/{record['checksum']}: checksum mismatch: "
+        f"the blob's sha256 is {actual}, its manifest says {record['checksum']}; not used (as "
+        "Spack refuses it)"
+    )
+    shutil.rmtree(folder)
+
+
+def test_a_self_signed_certificate_is_refused(self_signed_server, tmp_path):
+    url = self_signed_server.publish(SEEDS / "mirrors" / "mpigdb")
+    with Fetcher(LIMITS) as fetcher:
+        synced = sync(Remote.parse(url), "", tmp_path, fetcher)
+    manifest = f"{url}/v3/manifests/index/index.manifest.json"
+    assert synced.error == f"{manifest}: TLS certificate not trusted"
