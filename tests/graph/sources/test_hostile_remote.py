@@ -40,8 +40,6 @@ def _answer(status: str, body: bytes = b"", headers: tuple[str, ...] = ()) -> by
 class _Bad(socketserver.BaseRequestHandler):
     """Each mirror path misbehaves in its own way (its first path part names how)."""
 
-    hits: dict[str, int] = {}  # noqa: RUF012: counted across connections
-
     def handle(self) -> None:
         request = b""
         while b"\r\n\r\n" not in request:
@@ -51,7 +49,6 @@ class _Bad(socketserver.BaseRequestHandler):
             request += chunk
         path = request.split(b" ", 2)[1].decode()
         how = path.strip("/").split("/")[0]
-        self.hits[how] = self.hits.get(how, 0) + 1
         send = self.request.sendall
         if not path.endswith("build_cache/index.json"):
             send(_answer("404 Not Found"))
