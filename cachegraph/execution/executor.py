@@ -275,8 +275,8 @@ class Executor:
         if small:
             key = self.responses.key(method, op)
             checks = mirror_checks(graph)
-            if checks:  # what is known of remote mirrors changes between reloads
-                key = (key, checks)
+            if checks and key is not None:  # remote mirrors' freshness changes between reloads
+                key = (*key[:-1], f"{key[-1]}#{checks}")
             found = self._cached(graph, key)
             if found is not None:
                 return found

@@ -1,0 +1,117 @@
+"""A server on remote mirrors keeps them fresh: a changed index is served after a refresh,
+never half of it; a mirror whose server stops is served stale, and says so; a credential in
+a mirror's URL appears nowhere a person or a client can read."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from cachegraph.app import create_app
+from cachegraph.settings import Settings
+from starlette.testclient import TestClient
+
+from tests.remote import static_server
+
+pytestmark = pytest.mark.slow
+
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+MPIGDB = SEEDS / "mirrors" / "mpigdb"
+TEST = SEEDS / "mirrors" / "spack-test" / "unsigned"
+QUERY = """{ stats { specCount } mirrors { name specCount
+  freshness { stale error checks lastChange } } }"""
+#: enough polls for many refresh periods on the busiest machine; each waits a period
+POLLS = 200
+
+
+def _installs(folder: Path) -> int:
+    return len(
+        json.loads((folder / "build_cache" / "index.json").read_text())["database"]["installs"]
+    )
+
+
+def _ask(client: TestClient, query: str = QUERY) -> dict:
+    answer = client.post("/graphql", json={"query": query}).json()
+    assert "errors" not in answer, answer
+    return answer["data"]
+
+
+def _settings(tmp_path: Path, *mirrors: str, refresh: float = 0.2) -> Settings:
+    return Settings(mirror=mirrors, refresh=refresh, cache_dir=str(tmp_path / "cache"))
+
+
+def test_a_changed_index_is_served_within_two_checks_never_mixed(http_server, tmp_path):
+    url = http_server.publish(MPIGDB)
+    name = url.rsplit("/", 1)[1]
+    with TestClient(create_app(settings=_settings(tmp_path, f"develop:m={url}"))) as client:
+        before = _ask(client)
+        assert before["stats"]["specCount"] == _installs(MPIGDB)
+        old = _installs(MPIGDB)
+        new = _installs(TEST)
+        # the index replaced by rename (as `spack buildcache update-index` and rsync write)
+        index = (TEST / "build_cache" / "index.json").read_bytes()
+        http_server.replace(f"{name}/build_cache/index.json.hash", b"")
+        http_server.replace(f"{name}/build_cache/index.json", index)
+        checks_then = _ask(client)["mirrors"][0]["freshness"]["checks"]
+        seen = []
+        for _ in range(POLLS):
+            data = _ask(client)
+            count = data["stats"]["specCount"]
+            seen.append(count)
+            assert count in (old, new)  # the old data or the new, never a mix
+            if count == new:
+                break
+            time.sleep(0.2)
+        assert seen[-1] == new
+        mirror = data["mirrors"][0]
+        assert mirror["specCount"] == 6 and mirror["freshness"]["stale"] is False
+        assert mirror["freshness"]["checks"] - checks_then <= 2  # within two refresh periods
+
+
+def test_a_stopped_server_leaves_its_mirror_stale_and_said(tmp_path_factory, tmp_path):
+    servers = static_server(tmp_path_factory, None)
+    server = next(servers)
+    url = server.publish(MPIGDB)
+    with TestClient(create_app(settings=_settings(tmp_path, f"develop:m={url}"))) as client:
+        assert _ask(client)["mirrors"][0]["freshness"]["stale"] is False
+        servers.close()  # nginx stopped
+        for _ in range(POLLS):
+            mirror = _ask(client)["mirrors"][0]
+            if mirror["freshness"]["stale"]:
+                break
+            time.sleep(0.2)
+        assert mirror["specCount"] == 27  # its last good data, still served
+        manifest = f"{url}/build_cache/index.json"
+        assert mirror["freshness"]["error"] == f"{manifest}: cannot connect (4 tries)"
+        metrics = client.get("/metrics").text
+        assert 'cachegraph_mirror_stale{mirror="develop/m"} 1.0' in metrics
+        assert 'cachegraph_mirror_fetch_failures{mirror="develop/m"} ' in metrics
+
+
+def test_a_credential_in_a_url_appears_nowhere(http_server, tmp_path, caplog):
+    secret = "PLANTED-s3cret-7c1f"
+    url = http_server.publish(MPIGDB)
+    host, path = url.removeprefix("http://").split("/", 1)
+    with_secret = f"http://reader:{secret}@{host}/{path}"
+    missing = f"http://reader:{secret}@{host}/no-such-mirror"
+    settings = _settings(tmp_path, f"develop:m={with_secret}", f"develop:gone={missing}")
+    caplog.set_level(logging.DEBUG)
+    with TestClient(create_app(settings=settings)) as client:
+        answers = [
+            client.post("/graphql", json={"query": q}).text
+            for q in (
+                QUERY,
+                "{ mirrors { location url } loadStatus { summary paths "
+                "problems { nodes { path message } } } }",
+                '{ spec(hash: "3uebtou") { tarball mirrors { url location } } }',
+            )
+        ]
+        metrics = client.get("/metrics").text
+        ready = client.get("/readyz").text
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert f"http://{host}/no-such-mirror" in answers[1]  # the failure is said, without it
+    for text in (*answers, metrics, ready, logged):
+        assert secret not in text and "reader:" not in text
