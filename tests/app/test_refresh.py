@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from cachegraph.app import create_app
-from cachegraph.settings import Settings
 from starlette.testclient import TestClient
 
+from cachegraph.app import create_app
+from cachegraph.settings import Settings
 from tests.remote import static_server
 
 pytestmark = pytest.mark.slow
