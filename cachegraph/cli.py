@@ -99,7 +99,7 @@ def _checked_mirrors(args: argparse.Namespace) -> list[MirrorSource]:
     """The mirrors, each remote one checked first and read from its local copy."""
     sources = _sources(args)
     sources.check_remote()
-    return sources.resolved_mirrors()
+    return sources.local_mirrors()
 
 
 def _level(args: argparse.Namespace) -> int:

@@ -78,8 +78,10 @@ class DataSources:
         return [str(default_data())] if self.bundled() else self.paths
 
     def resolved_mirrors(self) -> list[MirrorSource]:
-        if self.bundled():
-            return default_mirrors()
+        return default_mirrors() if self.bundled() else self.local_mirrors()
+
+    def local_mirrors(self) -> list[MirrorSource]:
+        """The mirrors given, each remote one as its local copy once checked."""
         return self.mirrors if self._local is None else self._local
 
     def start_fingerprint(self) -> None:
