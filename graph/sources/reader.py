@@ -426,7 +426,15 @@ class Reader:
             )
 
     def read_mirror(self, source: MirrorSource) -> None:
-        """A whole mirror: its specs, their dependencies, sizes and tarballs; STACK holds them."""
+        """A whole mirror: its specs, their dependencies, sizes and tarballs; STACK holds them.
+
+        Its messages show no value read from its files (``values_hidden``): a link in a
+        mirror may reach any file.
+        """
+        with attributes.values_hidden():
+            self._read_mirror(source)
+
+    def _read_mirror(self, source: MirrorSource) -> None:
         read = read_mirror(source)
         name = source.label
         if any(m.name == name for m in self.builder.mirrors):
