@@ -173,3 +173,22 @@ def test_a_link_to_a_secret_never_shows_what_it_holds(
     assert not [s for s in said if SECRET in s]
     # each problem names a path of the mirror, the link itself
     assert all(p.path.startswith(str(root)) for p in report.problems), report.problems
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "without an index"])
+def test_a_spec_file_added_behind_a_linked_build_cache_changes_the_fingerprint(
+    v2: Path, tmp_path: Path, indexed: bool
+):
+    """A snapshot is not used once the linked folder changes, as for a folder of the mirror."""
+    from cachegraph.graph import snapshot
+
+    if not indexed:
+        (v2 / "build_cache/index.json").unlink()
+        (v2 / "build_cache/index.json.hash").unlink()
+    moved_behind_a_link(v2 / "build_cache", tmp_path / "cache-store")
+    sources = [MirrorSource("t", "s", v2)]
+    before = snapshot.fingerprint([], sources)
+    spec = next((tmp_path / "cache-store").glob("*.spec.json"))
+    shutil.copy(spec, spec.with_name(spec.name.replace("-", "_", 1)))
+    assert snapshot.fingerprint([], sources) != before
+    assert snapshot.fingerprinting([], sources).result() == snapshot.fingerprint([], sources)
