@@ -118,7 +118,10 @@ def load_sources(sources: DataSources, checked: bool = False) -> tuple[CacheGrap
     paths, mirrors = sources.resolved_paths(), sources.resolved_mirrors()
     with collector_paused():
         pending = sources.fingerprinting()
-        found = snapshot.load(sources.snapshot, pending) if pending else None
+        found = snapshot.read(sources.snapshot, pending) if pending else None
+        if isinstance(found, snapshot.Refused):
+            log_refused(sources.snapshot, found)
+            found = None
         key = ""
         if found is not None:
             graph, report = found
@@ -144,6 +147,19 @@ def load_sources(sources: DataSources, checked: bool = False) -> tuple[CacheGrap
     log_problems(report)
     log.info("loaded %s in %.2fs", report.summary(), report.seconds)
     return graph, report, key
+
+
+def log_refused(path: str, refused: snapshot.Refused) -> None:
+    """Say why the snapshot at ``path`` is not used, and what that costs: a full load. A
+    damaged one is a warning (it names the check that failed); a stale or absent one is
+    a restart's usual news."""
+    level = logging.WARNING if refused.damaged else logging.INFO
+    log.log(
+        level,
+        "snapshot %s not used: %s; loading the data in full instead (a full load, not a "
+        "restart from the snapshot), then writing a new snapshot",
+        path, refused.reason,
+    )  # fmt: skip
 
 
 #: Problems of a load logged one a line; the rest are counted in one line.

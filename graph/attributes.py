@@ -15,8 +15,11 @@ arch=platform-os-target``.
 
 from __future__ import annotations
 
+import re
 import reprlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +32,59 @@ _REPR = reprlib.Repr()  # keyword arguments only from Python 3.12
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 40, 40, 6, 6
 
 
+_VERSION_NUMBER = re.compile(r"[0-9]{1,4}")
+#: set while a mirror is read: a message names a value's type, never what it holds
+_HIDDEN: ContextVar[bool] = ContextVar("values_hidden", default=False)
+
+
+@contextmanager
+def values_hidden() -> Iterator[None]:
+    """Within it, ``described`` shows no value: a mirror's file may be a link to any file
+    (links are followed, as Spack follows them), and what a file that is not a valid mirror
+    file holds must never reach a message, a log or an answer; the message names the path.
+
+    >>> with values_hidden():
+    ...     described("s3cr3t"), described({"a": 1}), described(5)
+    ('a str of 6 characters', 'a dict of 1 items', 'an int')
+    """
+    token = _HIDDEN.set(True)
+    try:
+        yield
+    finally:
+        _HIDDEN.reset(token)
+
+
+def shown(value: Any) -> str:
+    """A value as a message quotes it (its bounded repr); within ``values_hidden``, a version
+    number still (up to four digits: too short to carry anything), else its type and size.
+
+    >>> with values_hidden():
+    ...     shown(4), shown("99"), shown("s3cr3t"), shown(None)
+    ('4', "'99'", 'a str of 6 characters', 'None')
+    """
+    number = type(value) in (int, str) and _VERSION_NUMBER.fullmatch(str(value))
+    if _HIDDEN.get() and value is not None and not number:
+        return described(value)
+    return _REPR.repr(value)
+
+
 def described(value: Any) -> str:
-    """A value as a message shows it: bounded in depth and length, whatever the input.
+    """A value as a message shows it: bounded in depth and length, whatever the input
+    (within ``values_hidden``, its type and size only).
 
     >>> described([[[[[[1]]]]]]), described(None)
     ('list [[[[...]]]]', 'missing')
     """
     if value is None:
         return "missing"
+    if _HIDDEN.get():
+        kind = type(value).__name__
+        article = "an" if kind[:1] in "aeiou" else "a"
+        if isinstance(value, str | bytes):
+            return f"{article} {kind} of {len(value)} characters"
+        if isinstance(value, list | dict | tuple):
+            return f"{article} {kind} of {len(value)} items"
+        return f"{article} {kind}"
     text = _REPR.repr(value)
     return f"{type(value).__name__} {text if len(text) < 40 else text[:37] + '...'}"
 

@@ -129,8 +129,11 @@ def fingerprint(paths: Sequence[str], labels: Sequence[str] = (), more: Sequence
     missing: list[str] = []
     for mirror in more:
         root, index, skip = _mirror_index(mirror)
+        # A folder of the mirror that is a link (build_cache/, v3/) is read through it, as
+        # Spack reads it: the walks below, which follow no link, walk it as a top of its own.
+        linked = _linked_folders(root, skip)
         if not index:
-            paths = [*paths, mirror]
+            paths = [*paths, mirror, *linked]
             continue
         for path in index:
             try:
@@ -138,12 +141,27 @@ def fingerprint(paths: Sequence[str], labels: Sequence[str] = (), more: Sequence
                 lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
             except OSError:
                 lines.append(f"{path}\tmissing")
-        lines += [f"{folder}/\t{st.st_mtime_ns}" for folder, st in _folders(root, skip)]
+        for top in (root, *linked):
+            lines += [f"{folder}/\t{st.st_mtime_ns}" for folder, st in _folders(top, skip)]
     for path, stat_of in _walked(paths, missing, []):
         st = stat_of()
         lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}")
     lines += [f"{path}\tmissing" for path in missing]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _linked_folders(root: str, skip: frozenset[str]) -> list[str]:
+    """The folders of a mirror's root that are symbolic links to folders, by name."""
+    try:
+        with os.scandir(root) as found:
+            return sorted(
+                e.path
+                for e in found
+                if e.is_symlink() and e.is_dir() and not e.name.startswith(".")
+                and e.path not in skip
+            )  # fmt: skip
+    except OSError:
+        return []
 
 
 def _mirror_index(mirror: str) -> tuple[str, list[str], frozenset[str]]:

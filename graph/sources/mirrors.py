@@ -22,7 +22,6 @@ the loader adds it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from typing import Any
 import orjson
 
 from .. import deadline
+from ..attributes import shown
 from ..errors import BadRecord
 from .chunks import split
 from .files import read_regular
@@ -288,9 +288,6 @@ class MirrorRead:
     read_later: Callable[[MirrorRead, set[str]], None] = field(default=lambda read, listed: None)
     #: whether an index's records were read: then it alone says what the mirror holds
     indexed: bool = False
-    #: the mirror's real path (with a final separator), and each blob folder's (v3)
-    real_root: str = ""
-    real_folders: dict[str, str] = field(default_factory=dict)
 
     def problem(self, path: Path, message: str, severity: str = "error") -> None:
         self.problems.append((path, message, severity))
@@ -405,9 +402,11 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
     )
     actual = hashlib.sha256(data).hexdigest()
     if stated != actual:
+        # what it says is shown only when it is a sha256: it may be a link to any file
+        says = repr(stated) if _SHA256.fullmatch(stated) else "no sha256"
         read.problem(
             index,
-            f"sha256 is {actual} but {stated_at.name} says {stated[:64]!r}: "
+            f"sha256 is {actual} but {stated_at.name} says {says}: "
             "the index changed after its hash was written (records loaded anyway)",
         )
 
@@ -525,6 +524,7 @@ def _index_manifests(root: Path, view: str = "") -> list[Path]:
 
 
 _CHECKSUM = re.compile(r"[0-9a-f]{16,128}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 # hashlib's fixed-length digests (a shake_* digest's hexdigest() needs a length; Spack
 # writes sha256)
 _ALGORITHMS = frozenset(a for a in hashlib.algorithms_guaranteed if not a.startswith("shake_"))
@@ -546,19 +546,13 @@ def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
             doc = load_json(clearsigned_text(decode_text(data)))
         blobs = doc["data"]
         if doc.get("version") != 3:
-            raise BadRecord(f"unknown manifest version {doc.get('version')!r}; this reads 3")
+            raise BadRecord(f"unknown manifest version {shown(doc.get('version'))}; this reads 3")
         if not isinstance(blobs, list) or not all(isinstance(b, dict) for b in blobs):
             raise BadRecord("'data' must be a list of blob records")
-        for b in blobs:
-            checksum = b.get("checksum")
-            if not (
-                type(checksum) is str
-                and _CHECKSUM.fullmatch(checksum)
-                and b.get("checksumAlgorithm") in _ALGORITHMS
-                and type(b.get("contentLength")) is int
-                and type(b.get("mediaType")) is str
-            ):
-                raise BadRecord(f"a blob record is malformed: {json.dumps(b)[:160]}")
+        for number, b in enumerate(blobs, 1):
+            fault = _record_fault(b)
+            if fault:
+                raise BadRecord(f"blob record {number} is malformed: {fault}")
     except (KeyError, TypeError, AttributeError) as exc:
         read.problem(Path(path), f"not a build-cache manifest: {exc}")
         return None
@@ -566,6 +560,25 @@ def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
         read.problem(Path(path), exc.message)
         return None
     return blobs
+
+
+def _record_fault(record: dict) -> str:
+    """What is wrong with a manifest's blob record ("" when nothing), naming fields, never
+    their values: the manifest may be a link to any file.
+
+    >>> _record_fault({"checksum": "ab" * 32, "checksumAlgorithm": "shake_128"})
+    "'checksumAlgorithm' must name a fixed-length hashlib digest, as sha256"
+    """
+    checksum = record.get("checksum")
+    if not (type(checksum) is str and _CHECKSUM.fullmatch(checksum)):
+        return "'checksum' must be 16 to 128 lowercase hexadecimal digits"
+    if record.get("checksumAlgorithm") not in _ALGORITHMS:
+        return "'checksumAlgorithm' must name a fixed-length hashlib digest, as sha256"
+    if type(record.get("contentLength")) is not int:
+        return "'contentLength' must be an integer"
+    if type(record.get("mediaType")) is not str:
+        return "'mediaType' must be a string"
+    return ""
 
 
 def blob_path(root: Path, record: dict) -> str:
@@ -578,36 +591,17 @@ def _missing_blob(read: MirrorRead, root: Path, manifest: Path, path: str) -> No
     read.problem(manifest, f"names blob {os.path.relpath(path, root)}, which is missing")
 
 
-def _outside(read: MirrorRead, root: Path, path: str) -> str:
-    """Where a blob really is when that is outside the mirror (through a symbolic link:
-    refused, as Spack reads a mirror's blobs from the mirror only); "" when it is inside.
-
-    A folder is resolved once (a mirror has 256 of them an algorithm), a blob's own name
-    is one lstat.
-    """
-    if not read.real_root:
-        read.real_root = os.path.join(os.path.realpath(root), "")
-    folder = os.path.dirname(path)
-    where = read.real_folders.get(folder)
-    if where is None:
-        where = read.real_folders[folder] = os.path.realpath(folder)
-    if not os.path.join(where, "").startswith(read.real_root):
-        return os.path.join(where, os.path.basename(path))
-    if os.path.islink(path):
-        real = os.path.realpath(path)
-        return "" if real.startswith(read.real_root) else real
-    return ""
-
-
 def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int) -> bytes | None:
-    """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise."""
+    """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise.
+
+    A symbolic link on the way (``blobs/`` itself, a folder, the blob) is followed, as
+    Spack opens the blob's path (``URLBuildcacheEntry.fetch_blob`` in
+    ``lib/spack/spack/url_buildcache.py``); what it reaches must be a regular file
+    (``_bytes``), and its checksum must hold.
+    """
     path = blob_path(root, record)
-    if not os.path.isfile(path):
+    if not os.path.exists(path):  # a FIFO is there, and refused by _bytes
         _missing_blob(read, root, manifest, path)
-        return None
-    outside = _outside(read, root, path)
-    if outside:
-        read.problem(Path(path), f"a symbolic link out of the mirror, to {outside}; not read")
         return None
     data = _bytes(read, Path(path), limit)  # compressed, it is smaller still
     if data is None:
@@ -749,7 +743,7 @@ def index_installs(doc: Any) -> dict:
     version = str(db.get("version"))
     if version not in INDEX_VERSIONS:
         raise BadRecord(
-            f"unknown index database version {db.get('version')!r}; "
+            f"unknown index database version {shown(db.get('version'))}; "
             f"this loader reads versions {', '.join(sorted(INDEX_VERSIONS))}"
         )
     installs = db.get("installs")

@@ -430,7 +430,13 @@ class Reader:
 
         A remote mirror is read from its local copy (``graph.sources.remote``), every path
         of it named by the mirror's URL; one whose copy could not be fetched holds nothing,
-        and says why."""
+        and says why. Its messages show no value read from its files (``values_hidden``): a
+        link in a mirror may reach any file.
+        """
+        with attributes.values_hidden():
+            self._read_mirror(source)
+
+    def _read_mirror(self, source: MirrorSource) -> None:
         name = source.label
         if any(m.name == name for m in self.builder.mirrors):
             self.problem(

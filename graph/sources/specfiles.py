@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..attributes import shown
 from ..errors import BadRecord
 from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 
@@ -75,7 +76,7 @@ def spec_document(data: bytes, name: str = "") -> dict:
         layout = int(layout)
     if layout is not None and layout not in LAYOUT_VERSIONS:
         raise BadRecord(
-            f"unknown buildcache_layout_version {layout!r}; this reads "
+            f"unknown buildcache_layout_version {shown(layout)}; this reads "
             f"{', '.join(map(str, sorted(LAYOUT_VERSIONS)))}, as Spack does; spec not loaded"
         )
     return doc

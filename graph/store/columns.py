@@ -16,7 +16,7 @@ stable sort on the codes, and saved with them.
 Nothing here makes a Python object per spec: ``records`` makes ``SpecRecord``s
 for the rows asked for, and the tables make an object per distinct value (a
 stack layout, a variant list) the first time one is asked for. Every array is a
-plain numpy array, so a snapshot is the arrays' bytes, memory-mapped at restart
+plain numpy array, so a snapshot is the arrays' bytes, read back at restart
 (``graph.store.snapshot``).
 """
 

@@ -1,24 +1,36 @@
-"""A snapshot is the store's arrays in one file, memory-mapped at restart.
+"""A snapshot is the store's arrays in one file, read back and verified at restart.
 
-The file is a header line, a JSON description (each array's name, type, shape
-and offset; the mirrors; the load report; the fingerprint of the sources it was
-built from, ``files.fingerprint``), then each array's
-bytes, aligned. A restart maps the file and makes each array a view of its
-bytes: nothing is read until a query touches it, so a restart at a million
-specs costs about what a start on a handful does. A snapshot whose fingerprint
-differs from the sources of the moment, or written by another format version,
-is not used. It is written beside the target and renamed over it, so a reader
-never sees half a file; a server still mapping the old one keeps it.
+The file is a header line, the length and checksum of a JSON description (each
+array's name, type, shape, offset, size in bytes and checksum; the file's whole
+size; the mirrors; the load report; the fingerprint of the sources it was built
+from, ``files.fingerprint``), then each array's bytes, aligned. A restart reads
+the whole file into this process's memory and checks every part before serving
+it: a file truncated, cut short or with a flipped byte is refused (``Refused``
+says which check failed), as is one whose fingerprint differs from the sources
+of the moment or written by another format version; the server then loads the
+data in full and writes a new snapshot.
+
+Why read it in, not map it: a mapped file is still the file, so another process
+truncating it killed the server with SIGBUS at its next query, and one rewriting
+it changed the answers. Measured at 100,000 page records (an 18 MB snapshot)
+and a million (182 MB), docs/benchmarks.md: reading and checking every part
+takes 20 ms / 141 ms; mapping the file and checking it 13 / 127 ms (unsafe);
+copying it to a memfd and mapping that 22 / 206 ms; to an unlinked file beside
+it 19 / 181 ms (and writes it to disk each restart). The checks touch every
+page, so each way holds the whole file resident (17 / 173 MB): read in, it is
+anonymous memory, the same a full load holds, which the server needs room for
+anyway (any changed source means one). It is written beside the target and
+renamed over it, so a reader never sees half a file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import mmap
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +43,25 @@ from .records import MirrorInfo
 from .view import CacheGraph
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 5
+FORMAT = 6
 _MAGIC = b"cachegraph-snapshot"
 _ALIGN = 64
+#: bytes of a part's blake2b checksum: the hash the ETag's data version uses
+#: (``cachegraph.execution.validators.graph_digest``), 1.4 GB/s here: 127 ms at a million
+#: specs; zlib's crc32 is 7 GB/s but 32 bits, sha256 2 GB/s only with the CPU's SHA
+#: instructions.
+_DIGEST_BYTES = 16
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why a snapshot was not used."""
+
+    #: which check failed, e.g. "array 'code.package': checksum 1f.. where the header says 9c.."
+    reason: str
+    #: True when the file is damaged (truncated, flipped bytes, not a snapshot), False when
+    #: it is absent, of another format version or of other sources: a restart's usual news
+    damaged: bool = True
 
 
 def fingerprint(paths: Iterable[str | os.PathLike], mirrors: Iterable[MirrorSource] = ()) -> str:
@@ -61,14 +89,25 @@ def _described(paths, mirrors) -> tuple[list[str], list[str], list[str]]:
     return list(map(str, paths)), labels, [str(s.path) for s in mirrors]
 
 
+def checksum(data) -> str:
+    """The hex checksum of a part's bytes.
+
+    >>> checksum(b"")
+    'cae66941d9efbd404e4d88758ea67670'
+    """
+    return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).hexdigest()
+
+
 def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: str) -> None:
     """Write ``graph``'s store and its load report, built from sources with fingerprint ``key``."""
     store = graph.store
+    arrays = {name: np.ascontiguousarray(a) for name, a in store.arrays.items()}
     described, offset = [], 0
-    for name, array in store.arrays.items():
-        array = np.ascontiguousarray(array)
-        offset = -(-offset // _ALIGN) * _ALIGN
-        described.append([name, array.dtype.str, list(array.shape), offset])
+    for name, array in arrays.items():
+        offset = _aligned(offset)
+        data = memoryview(array).cast("B") if array.nbytes else b""
+        described.append([name, array.dtype.str, list(array.shape), offset, array.nbytes,
+                          checksum(data)])  # fmt: skip
         offset += array.nbytes
     meta = {
         "key": key,
@@ -79,16 +118,25 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
             "problems": [list(asdict(p).values()) for p in report.problems],
         },
     }
-    head = _header() + _framed(json.dumps(meta).encode())
-    start = -(-len(head) // _ALIGN) * _ALIGN
+    text = json.dumps(meta).encode()
+    start = _aligned(len(_header()) + 8 + _DIGEST_BYTES + len(text))
+    # the whole size is in the text it is the size of: worked out until it holds still
+    while True:
+        meta["size"] = start + offset
+        text = json.dumps(meta).encode()
+        head = _header() + len(text).to_bytes(8, "little") + bytes.fromhex(checksum(text)) + text
+        if _aligned(len(head)) == start:
+            break
+        start = _aligned(len(head))
     target = Path(path)
     partial = target.with_name(target.name + f".{os.getpid()}.partial")
     try:
         with open(partial, "wb") as f:
             f.write(head.ljust(start, b"\0"))
-            for (_, _, _, at), array in zip(described, store.arrays.values(), strict=True):
+            for (_, _, _, at, _, _), array in zip(described, arrays.values(), strict=True):
                 f.seek(start + at)
-                f.write(np.ascontiguousarray(array).data)
+                f.write(array.data)
+            f.truncate(start + offset)  # a last empty array still counts in the size
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
@@ -97,42 +145,88 @@ def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: st
 def load(
     path: str | os.PathLike, key: str | files.Fingerprint
 ) -> tuple[CacheGraph, LoadReport] | None:
-    """The graph and report saved at ``path``, or None unless it was built from sources ``key``.
+    """The graph and report saved at ``path``, or None unless it was built from sources
+    ``key`` and every part of it checks (``read`` says why not)."""
+    found = read(path, key)
+    return None if isinstance(found, Refused) else found
 
-    Given a ``Fingerprint`` still being worked out, the snapshot is mapped
-    meanwhile and compared with it at the end.
+
+def read(
+    path: str | os.PathLike, key: str | files.Fingerprint
+) -> tuple[CacheGraph, LoadReport] | Refused:
+    """The graph and report saved at ``path``, read into memory and verified, or why not.
+
+    Given a ``Fingerprint`` still being worked out, the snapshot is read meanwhile and
+    compared with it at the end.
     """
     try:
         with open(path, "rb") as f:
-            if f.read(len(_header())) != _header():
-                return None
-            size = int.from_bytes(f.read(8), "little")
-            meta = json.loads(f.read(size))
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(meta, dict) or (isinstance(key, str) and meta.get("key") != key):
-        return None
-    start = -(-(len(_header()) + 8 + size) // _ALIGN) * _ALIGN
+            found = _read_open(f, key)
+    except FileNotFoundError:
+        return Refused("no such file (none written yet)", damaged=False)
+    except OSError as exc:
+        return Refused(f"cannot be read: {exc.strerror}")
+    if isinstance(found, Refused):
+        return found
+    if not isinstance(key, str) and key.result() != found[2]:
+        return Refused("written from other sources (a data file changed since)", damaged=False)
+    return found[0], found[1]
+
+
+def _read_open(f, key: str | files.Fingerprint):
+    line = f.readline(len(_header()))
+    if line != _header():
+        if line.startswith(_MAGIC + b" ") and line.endswith(b"\n"):
+            version = line[len(_MAGIC) + 1 : -1].decode("ascii", "replace")[:20]
+            return Refused(f"written by format version {version!r}; this reads {FORMAT}", False)
+        return Refused("not a snapshot: it does not begin with the snapshot header line")
+    frame = f.read(8 + _DIGEST_BYTES)
+    if len(frame) < 8 + _DIGEST_BYTES:
+        return Refused("truncated within its header")
+    length, stated = int.from_bytes(frame[:8], "little"), frame[8:].hex()
+    if length > os.fstat(f.fileno()).st_size:
+        return Refused(f"truncated or damaged: its header says its description is {length:,} "
+                       f"bytes, more than the file's {os.fstat(f.fileno()).st_size:,}")  # fmt: skip
+    text = f.read(length)
+    if checksum(text) != stated:
+        return Refused(f"header: checksum {checksum(text)} where the header says {stated}")
     try:
+        meta = json.loads(text)
+        size, described = int(meta["size"]), meta["arrays"]
+        if isinstance(key, str) and meta["key"] != key:
+            return Refused("written from other sources (a data file changed since)", False)
+        start = _aligned(len(_header()) + 8 + _DIGEST_BYTES + length)
+        # Read in whole, into memory only this process writes (see the top).
+        whole = np.empty(size, np.uint8)
+        f.seek(0)
+        got = f.readinto(memoryview(whole))
+        if got != size or f.read(1):
+            actual = os.fstat(f.fileno()).st_size
+            return Refused(f"truncated or grown: {actual:,} bytes where the header says {size:,}")
         arrays = {}
-        for name, dtype, shape, at in meta["arrays"]:
+        for name, dtype, shape, at, nbytes, stated in described:
+            part = whole[start + at : start + at + nbytes]
+            if len(part) != nbytes:
+                return Refused(f"array {name!r}: its {nbytes:,} bytes lie past the file's end")
+            found = checksum(memoryview(part))
+            if found != stated:
+                return Refused(f"array {name!r}: checksum {found} where the header says {stated}")
             dtype = np.dtype(dtype)
             count = int(np.prod(shape, dtype=np.int64))
-            arrays[name] = np.frombuffer(mapped, dtype, count, start + at).reshape(shape)
+            arrays[name] = np.frombuffer(part, dtype, count).reshape(shape)
         mirrors = [MirrorInfo(**m) for m in meta["mirrors"]]
         fields = meta["report"]
         fields["problems"] = [Problem(*p) for p in fields["problems"]]
         report = LoadReport(**fields)
-    except (KeyError, TypeError, ValueError):
-        return None
-    if not isinstance(key, str) and key.result() != meta.get("key"):
-        return None
-    return CacheGraph(Store(arrays, mirrors)), report
+        graph = CacheGraph(Store(arrays, mirrors))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # Its header checked: a snapshot this version cannot have written.
+        return Refused(f"header: not a description this version writes ({type(exc).__name__})")
+    return graph, report, meta["key"]
 
 
-def _framed(data: bytes) -> bytes:
-    return len(data).to_bytes(8, "little") + data
+def _aligned(offset: int) -> int:
+    return -(-offset // _ALIGN) * _ALIGN
 
 
 def _header() -> bytes:
