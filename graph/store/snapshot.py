@@ -31,7 +31,7 @@ from .records import MirrorInfo
 from .view import CacheGraph
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 5
+FORMAT = 6
 _MAGIC = b"cachegraph-snapshot"
 _ALIGN = 64
 
