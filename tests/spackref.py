@@ -20,13 +20,16 @@ The rules, each as Spack 1.1 has it:
   (``compiler_node_attribute``, a name@version node) must satisfy the node; otherwise some
   edge of ``edges_to_dependencies(name, virtuals=...)`` (any of the virtuals) whose depflag
   holds every asked deptype leads to a child satisfying it. ``%clang`` is read as ``llvm``
-  (``LEGACY_COMPILER_TO_BUILTIN``); the project also matches the old name on old specs, a
-  documented extension this reference follows.
+  (``LEGACY_COMPILER_TO_BUILTIN``), so it never meets an old spec's recorded ``clang``, and
+  ``%c`` never meets a recorded legacy name (``oneapi`` is no package to ask ``provides``).
 - a virtual name (no package of that name): the spec's package ``provides`` it with a
   ``when`` the spec meets and versions intersecting the asked ones; nothing else of the node
-  is asked. Old spec files' edges (formats 1-3) get virtuals as
-  ``reconstruct_virtuals_on_edges`` gives them: the parent's package depends on the virtual,
-  the child's provides it.
+  is asked. The project's extension, followed here: an edge naming the virtual makes its
+  child a provider when the table lists no provision of it by the child's package.
+- edges carry the virtuals Spack holds after reading: an index's as recorded
+  (``Database._read_from_file``, ``_assign_dependencies``), a spec file's of formats 1-3
+  as ``reconstruct_virtuals_on_edges`` gives them (``SpecfileV1.load``, ``SpecfileV2.load``):
+  the parent's package depends on the virtual, the child's provides it (``as_spack_reads``).
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ import archspec.cpu
 TABLE = json.loads((Path(__file__).parents[1] / "graph" / "spack" / "virtuals.json").read_text())
 ALIASES = {"clang": "llvm", "oneapi": "intel-oneapi-compilers", "rocmcc": "llvm-amdgpu",
            "intel": "intel-oneapi-compilers-classic", "arm": "acfl"}  # fmt: skip
-LEGACY = {v: k for k, v in ALIASES.items()}
 INFINITE = ["stable", "nightly", "trunk", "head", "master", "main", "develop"]
 
 
@@ -206,6 +208,29 @@ def old_compiler(node: dict) -> tuple[str, str] | None:
     return None
 
 
+def as_spack_reads(doc: dict) -> list[dict]:
+    """A spec file's nodes as ``Spec.from_dict`` leaves them: formats 1-3 with each unlabelled
+    edge given ``needs(parent) & provides(child)`` (``reconstruct_virtuals_on_edges``)."""
+    spec = doc["spec"]
+    if isinstance(spec, list):
+        nodes = [{"name": name, **body} for entry in spec for name, body in entry.items()]
+        version = 1
+    else:
+        nodes, version = spec["nodes"], int(spec["_meta"]["version"])
+    if version > 3:
+        return nodes
+    read = []
+    for node in nodes:
+        needs = set(TABLE["needs"].get(node["name"], ()))
+        deps = []
+        for name, hash, types, virtuals in deps_of(node):
+            labels = virtuals or sorted(needs & {v for v, _, _ in _provides_table(name)})
+            deps.append({"name": name, "hash": hash, "parameters": {
+                "deptypes": sorted(types), "virtuals": list(labels)}})  # fmt: skip
+        read.append({**node, "dependencies": deps})
+    return read
+
+
 def _params(node: dict) -> dict:
     return node.get("parameters") or {}
 
@@ -238,11 +263,7 @@ class Reference:
         for _, child, types, virtuals in deps_of(node):
             if child not in self.nodes:
                 continue
-            labels = set(virtuals)
-            if not labels and spec_format(node) < 5:  # reconstruct_virtuals_on_edges
-                needs = set(TABLE["needs"].get(node["name"], ()))
-                labels = needs & {v for v, _, _ in _provides_table(self.nodes[child]["name"])}
-            found.append((hash, child, types, labels))
+            found.append((hash, child, types, set(virtuals)))
         return found
 
     def lhs_edges(self, hash: str) -> list:
@@ -269,7 +290,8 @@ class Reference:
             if when and not self._when(node, when):
                 continue
             return True
-        return versions is None and hash in self.children_providing.get(virtual, ())
+        listed = any(v == virtual for v, _, _ in _provides_table(node["name"]))
+        return versions is None and not listed and hash in self.children_providing.get(virtual, ())
 
     def _when(self, node: dict, when: str) -> bool:
         want = Want()
@@ -342,15 +364,18 @@ class Reference:
             if compiler is None:
                 return False
             name, version = compiler
-            if want.name and self.virtual(want.name):
-                provided = {v for v, _, _ in _provides_table(ALIASES.get(name, name))}
-                return want.name in provided
-            names = {want.name, want.alias, LEGACY.get(want.name or "")}
+            if want.name and self.virtual(want.name):  # pkg.provided, asked of a bare node
+                return any(
+                    v == want.name
+                    and all(w[0] in "%^" or (w[0] == "@" and version_in(version, w[1:]))
+                            for w in when.split())
+                    for v, _, when in _provides_table(name)
+                )  # fmt: skip
             plain = not (want.bools or want.values or want.target or want.os or want.platform
                          or want.hash or want.direct)  # fmt: skip
             return (
                 plain
-                and name in names
+                and name == want.name
                 and (not want.versions or version_in(version, want.versions))
             )
         for _, child, types, _ in self.edges(hash):

@@ -22,6 +22,7 @@ the loader adds it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterator

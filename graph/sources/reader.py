@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import attributes, deadline
 from ..errors import BadRecord
+from ..spack import virtuals
 from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
@@ -43,7 +44,14 @@ from .rows import (
     well_formed_edges,
     well_formed_rows,
 )
-from .specfiles import is_spec_file, load_json, spec_document, spec_nodes
+from .specfiles import (
+    RECONSTRUCTED_FORMATS,
+    is_spec_file,
+    load_json,
+    spec_document,
+    spec_format,
+    spec_nodes,
+)
 
 __all__ = ["LoadReport", "Problem", "Reader", "source_files"]
 
@@ -402,8 +410,14 @@ class Reader:
             raise BadRecord("JSON that is neither a spec file nor a build-cache index")
 
     def read_spec_file(self, path: Path, doc: dict) -> list[str]:
-        """A spec file's nodes; return the hashes added, the root's first."""
-        hashes = self.read_nodes(path, [(None, n) for n in spec_nodes(doc)])
+        """A spec file's nodes; return the hashes added, the root's first.
+
+        A file of formats 1-3 has its edges labelled with virtuals as Spack's reader of them
+        does (``reconstruct_virtuals_on_edges``); an index's are read as recorded."""
+        nodes = spec_nodes(doc)
+        if spec_format(doc) in RECONSTRUCTED_FORMATS:
+            nodes = virtuals.reconstructed(nodes)
+        hashes = self.read_nodes(path, [(None, n) for n in nodes])
         self.report.spec_files += 1
         if hashes:
             self.spec_file_roots[str(path)] = hashes[0]

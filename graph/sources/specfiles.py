@@ -136,6 +136,31 @@ def load_json(text: str) -> Any:
         raise BadRecord(f"not valid JSON: {getattr(exc, 'msg', exc)}", line) from None
 
 
+#: The spec formats Spack labels the edges of when it reads a spec file: ``Spec.from_dict``
+#: reads them with ``SpecfileV1.load`` and ``SpecfileV2.load`` (``V3`` is ``V2``), which call
+#: ``reconstruct_virtuals_on_edges``; ``SpecfileV4.load`` and ``V5`` keep the recorded virtuals.
+RECONSTRUCTED_FORMATS = frozenset({1, 2, 3})
+
+
+def spec_format(doc: dict) -> int | None:
+    """The spec format of a spec file's document, as ``Spec.from_dict`` tells it: 1 for a
+    list of nodes, else ``spec._meta.version``; None when it states none.
+
+    >>> spec_format({"spec": [{"zlib": {}}]}), spec_format({"spec": {"_meta": {"version": 3}}})
+    (1, 3)
+    >>> spec_format({"spec": {"nodes": []}}) is None
+    True
+    """
+    spec = doc.get("spec")
+    if isinstance(spec, list):
+        return 1
+    meta = spec.get("_meta") if isinstance(spec, dict) else None
+    version = meta.get("version") if isinstance(meta, dict) else None
+    if isinstance(version, str) and version.isdigit():
+        version = int(version)
+    return version if type(version) is int else None
+
+
 def spec_nodes(doc: dict) -> list[dict]:
     """The nodes of a spec file's ``spec``, each a mapping with its ``name``.
 

@@ -29,7 +29,7 @@ from ..store.tables import distinct
 from ..store.view import CacheGraph
 from . import targets as archs
 from . import virtuals as table
-from .constraints import COMPILER_ALIASES, Constraint, Node, Variant, parse
+from .constraints import Constraint, Node, Variant, parse
 from .names import NO_COMPILER, compiler_parts
 
 #: ranks -> whether each satisfies something
@@ -273,10 +273,6 @@ def settings(variants: Iterable[str]) -> dict[str, frozenset[str]]:
     return found
 
 
-#: Spack's BUILTIN_TO_LEGACY_COMPILER: how specs older than Spack 1.0 name these compilers
-LEGACY_NAMES = {builtin: legacy for legacy, builtin in COMPILER_ALIASES.items()}
-
-
 def _direct_test(G: CacheGraph, direct: Node) -> Test:
     """``%name@versions``, as ``Spec._satisfies`` reads a direct edge: on a spec of format 5
     (Spack >= 1.0), a direct dependency satisfies it, with the edge's virtuals and deptypes
@@ -284,17 +280,26 @@ def _direct_test(G: CacheGraph, direct: Node) -> Test:
     plain = (direct.hash, direct.variants, direct.flags, direct.targets, direct.os,
              direct.platform, direct.direct) == (None, [], {}, None, None, None, [])  # fmt: skip
     virtual = direct.name is not None and is_virtual(G, direct.name)
-    # Spack 1.1 compares the renamed %clang (llvm) with an old spec's recorded "clang", which
-    # never matches; here either name of the compiler matches the other.
-    names = {direct.name, direct.alias, LEGACY_NAMES.get(direct.name or "")} - {None}
 
     def compiler_ok(name: str) -> bool:
+        # Spack 1.1 compares the recorded compiler node (``compiler_node_attribute``, e.g.
+        # ``oneapi@2024.1``) with the parsed node, whose legacy name the parser has already
+        # renamed (%oneapi is intel-oneapi-compilers): the names never meet, and a legacy
+        # name is no package, so it provides no %c either.
         if not plain or name == NO_COMPILER:
             return False
         family, version = compiler_parts(name)
-        if virtual:  # %c, %fortran: the compiler package provides it
-            return direct.name in table.provided_by(COMPILER_ALIASES.get(family, family))
-        return family in names and (direct.versions is None or direct.versions.contains(version))
+        if virtual:  # %c, %fortran: the compiler's package provides it, to a bare node
+            return any(
+                p.package == family
+                and _bare_node_meets(p.when, version)
+                and (direct.versions is None or p.versions is None
+                     or direct.versions.intersects(p.versions))
+                for p in table.providers(direct.name)
+            )  # fmt: skip
+        return family == direct.name and (
+            direct.versions is None or direct.versions.contains(version)
+        )
 
     by_compiler = _table_test(G, "compiler", compiler_ok)
     new = new_format(G)
@@ -304,7 +309,7 @@ def _direct_test(G: CacheGraph, direct: Node) -> Test:
         # The specs with such a direct edge: the edges to a child satisfying the node,
         # their parents.
         if not parents:
-            edges = _edges_to(G, direct, recorded_only=True)
+            edges = _edges_to(G, direct, direct=True)
             if direct.deptypes:
                 bits = G.store.deptype_mask(direct.deptypes)
                 missing = {*direct.deptypes} - set(G.store.strings("deptype").values)
@@ -324,6 +329,27 @@ def _direct_test(G: CacheGraph, direct: Node) -> Test:
         return found
 
     return test
+
+
+def _bare_node_meets(when: str, version: str) -> bool:
+    """Whether a recorded compiler, a bare ``name@version`` node (``compiler_node_attribute``),
+    meets a ``provides(..., when=...)`` condition: ``pkg.provided``'s ``self.satisfies(when)``
+    asks variants the node does not have (gcc's ``languages=c``), so only a condition on the
+    version alone, or none, is met.
+
+    >>> _bare_node_meets("", "10.2.1"), _bare_node_meets("@10:", "10.2.1")
+    (True, True)
+    >>> _bare_node_meets("languages=c", "10.2.1"), _bare_node_meets("@:9", "10.2.1")
+    (False, False)
+    """
+    if not when:
+        return True
+    try:
+        node = parse(when).root
+    except BadArgument:
+        return False
+    bare = Node(versions=node.versions, direct=node.direct)  # deps=False: its % not asked
+    return vars(node) == vars(bare) and (node.versions is None or node.versions.contains(version))
 
 
 # -- what Spack >= 1.0 records differently -------------------------------------------------
@@ -361,7 +387,9 @@ def edge_parents(G: CacheGraph) -> np.ndarray:
 
 
 def recorded_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
-    """Per edge, whether the spec file names ``virtual`` among what it provides."""
+    """Per edge, whether it names ``virtual`` among what it provides: as recorded, or as
+    Spack's reader labelled an old spec file's edge (``virtuals.reconstructed``). Edges of
+    an index keep what it records, as Spack's ``Database`` reads them."""
     store = G.store
     code = store.code("virtual", virtual)
     if code is None:
@@ -369,32 +397,6 @@ def recorded_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
     # one per virtual the loaded data names: a bounded key
     return G.memoized(("recorded virtual", code), lambda: (
         store.sets("virtuals").contains(np.array([code]))[store.dep_virtuals]))  # fmt: skip
-
-
-def edge_virtual(G: CacheGraph, virtual: str) -> np.ndarray:
-    """Per edge, whether it provides ``virtual``: as recorded, or on an edge of a spec older
-    than Spack 1.0 that records none, as Spack's ``reconstruct_virtuals_on_edges`` labels it
-    (the parent's package depends on the virtual, the child's provides it)."""
-
-    if virtual not in table.names() and G.store.code("virtual", virtual) is None:
-        return np.zeros(len(G.store.dep_types), bool)  # and no key of a client's kept
-
-    def compute() -> np.ndarray:
-        store = G.store
-        found = recorded_virtual(G, virtual)
-        unlabelled = store.sets("virtuals").lengths()[store.dep_virtuals] == 0
-        parents, children = edge_parents(G), store.deps[1]
-        unlabelled &= ~new_format(G)[parents]
-        packages = store.strings("package").values
-        codes = store.codes["package"]
-        provides = np.array([virtual in table.provided_by(p) for p in packages], bool)
-        needs = np.array([virtual in table.needed_by(p) for p in packages], bool)
-        if len(packages):
-            unlabelled &= provides[codes[children]] & needs[codes[parents]]
-            found = found | unlabelled
-        return found
-
-    return G.memoized(("edge virtual", virtual), compute)
 
 
 def is_virtual(G: CacheGraph, name: str) -> bool:
@@ -412,11 +414,15 @@ def is_virtual(G: CacheGraph, name: str) -> bool:
 
 def provider_mask(G: CacheGraph, virtual: str, versions=None) -> np.ndarray:
     """Per rank, whether the spec provides ``virtual`` (at some of ``versions``): its
-    package's ``provides(...)`` whose condition the spec meets, or an edge naming it so.
+    package's ``provides(...)`` whose condition the spec meets, or, for a package Spack's
+    repository does not list as a provider of it, an edge naming it so.
+
+    The example's gcc records no ``languages`` variant, so it meets none of gcc's
+    ``provides("c", when="languages=c")``: the edge naming c does not make it a provider.
 
     >>> from cachegraph.graph.store.example import example_graph
-    >>> np.flatnonzero(provider_mask(example_graph(), "c")).tolist()
-    [0]
+    >>> [np.flatnonzero(provider_mask(example_graph(), v)).tolist() for v in ("zlib-api", "c")]
+    [[3, 4], []]
     """
 
     def compute() -> np.ndarray:
@@ -436,7 +442,10 @@ def provider_mask(G: CacheGraph, virtual: str, versions=None) -> np.ndarray:
                 ranks = ranks[_when_test(G, provision.when)(ranks)]
             found[ranks] = True
         if versions is None:  # an edge says it provides the virtual, at some version
-            found[store.deps[1][recorded_virtual(G, virtual)]] = True
+            children = store.deps[1][recorded_virtual(G, virtual)]
+            listed = [store.code("package", p.package) for p in table.providers(virtual)]
+            listed = np.array([c for c in listed if c is not None], np.int64)
+            found[children[~np.isin(store.codes["package"][children], listed)]] = True
         return found
 
     return G.kept(("providers", virtual, str(versions)), compute)
@@ -456,8 +465,9 @@ def virtual_providers(G: CacheGraph, virtual: str) -> np.ndarray:
     """The ranks, in order, of the specs providing ``virtual``.
 
     >>> from cachegraph.graph.store.example import example_graph
-    >>> virtual_providers(example_graph(), "c").tolist(), virtual_providers(example_graph(), "x")
-    ([0], array([], dtype=int64))
+    >>> G = example_graph()
+    >>> virtual_providers(G, "zlib-api").tolist(), virtual_providers(G, "x")
+    ([3, 4], array([], dtype=int64))
     """
     if not is_virtual(G, virtual):
         return np.zeros(0, np.int64)
@@ -566,15 +576,14 @@ def _link_run_up(G: CacheGraph) -> np.ndarray:
     return G.memoized("link/run dependents", compute)
 
 
-def _edges_to(G: CacheGraph, node: Node, recorded_only: bool = False) -> np.ndarray:
+def _edges_to(G: CacheGraph, node: Node, direct: bool = False) -> np.ndarray:
     """The edges (positions in ``deps``) whose child satisfies ``node`` and which provide the
     virtuals the node asks (each of ``^[virtuals=...]``; any of ``%c,cxx=``, as
     ``edges_to_dependencies``). A virtual name is an edge providing it, to a provider."""
     store = G.store
     children = store.deps[1]
-    labelled = recorded_virtual if recorded_only else edge_virtual
     if node.name is not None and is_virtual(G, node.name):
-        edges = np.flatnonzero(labelled(G, node.name))
+        edges = np.flatnonzero(recorded_virtual(G, node.name))
         return edges[provider_mask(G, node.name, node.versions)[children[edges]]]
     if node.name is None:
         ranks = np.arange(store.n, dtype=np.int64)
@@ -588,8 +597,8 @@ def _edges_to(G: CacheGraph, node: Node, recorded_only: bool = False) -> np.ndar
     positions, _ = walks.neighbours(*store.rdeps, ranks)
     edges = np.sort(store.rdep_edge[positions])
     if node.virtuals:
-        provided = [labelled(G, v)[edges] for v in node.virtuals]
-        reduce = np.logical_or if recorded_only else np.logical_and
+        provided = [recorded_virtual(G, v)[edges] for v in node.virtuals]
+        reduce = np.logical_or if direct else np.logical_and
         edges = edges[reduce.reduce(provided)]
     return edges
 
@@ -639,12 +648,22 @@ def unknown_names(G: CacheGraph, node: Node) -> list[str]:
     store = G.store
     if node.name is not None and not is_virtual(G, node.name):
         compilers = {compiler_parts(c)[0] for c in store.names("compiler")}
-        if not len(store.ranks("package", node.name)) and not (
-            node.name in compilers or node.alias in compilers
-        ):
-            what = f"a package (Spack 1.x reads %{node.alias} as {node.name})" if node.alias else (
-                "a package")  # fmt: skip
-            found.append(unknown_value(G, "package", node.name, what))
+        if not len(store.ranks("package", node.name)) and node.name not in compilers:
+            if node.alias in compilers:
+                recorded = sorted(
+                    c for c in store.names("compiler") if compiler_parts(c)[0] == node.alias
+                )
+                found.append(
+                    f"Spack 1.x reads %{node.alias} as {node.name}, which no loaded spec is or "
+                    f"records; as in Spack 1.1, specs older than Spack 1.0, which record "
+                    f"{node.alias!r}, do not satisfy it (the compiler filter finds them by "
+                    f"the compiler they record: {', '.join(recorded[:5])}"
+                    f"{'...' if len(recorded) > 5 else ''})"
+                )
+            else:
+                what = f"a package (Spack 1.x reads %{node.alias} as {node.name})" if (
+                    node.alias) else "a package"  # fmt: skip
+                found.append(unknown_value(G, "package", node.name, what))
     for virtual in node.virtuals:
         if virtual not in table.names() and store.code("virtual", virtual) is None:
             found.append(f"no package provides a virtual {virtual!r}, so nothing matches it"

@@ -2,10 +2,11 @@
 package repository says.
 
 A cache's Spack >= 0.21 specs name what each dependency edge provides, but an older spec
-names none, and a provider nobody depends on appears on no edge. Spack answers both from
-its package repository (``Spec._satisfies`` asks ``pkg.provides``; ``reconstruct_virtuals_on_edges``
-labels the edges of old spec files). Without the repository here, ``virtuals.json`` holds
-its ``provides(...)`` directives, read from ``spack/spack-packages`` by
+names none, and a provider nobody depends on appears on no edge. Spack answers from its
+package repository: ``Spec._satisfies`` asks ``pkg.provides``, and
+``reconstruct_virtuals_on_edges`` labels the edges of spec files of formats 1-3 as it reads
+them (never those of a build-cache index). Without the repository here, ``virtuals.json``
+holds its ``provides(...)`` directives, read from ``spack/spack-packages`` by
 ``bench/virtuals_table.py``: its ``commit`` and ``commit_date`` say which.
 """
 
@@ -104,3 +105,41 @@ def needed_by(package: str) -> frozenset[str]:
     ['java', 'mpi', 'pkgconfig', 'szip', 'zlib-api']
     """
     return frozenset(_table()["needs"].get(package, ()))
+
+
+def reconstructed(nodes: list[dict]) -> list[dict]:
+    """The nodes of one old spec file, each edge that names no virtual labelled as Spack's
+    ``reconstruct_virtuals_on_edges`` labels it: with the virtuals the parent's package
+    depends on that the child's package provides. Nodes are copied, never changed.
+
+    >>> [node] = reconstructed([{"name": "hdf5", "dependencies": [
+    ...     {"name": "zlib", "hash": "h", "type": ["link"]}]}])
+    >>> node["dependencies"][0]["parameters"]
+    {'virtuals': ['zlib-api']}
+    """
+    return [_labelled(node) for node in nodes]
+
+
+def _labelled(node: dict) -> dict:
+    deps, parent = node.get("dependencies"), node.get("name")
+    needs = needed_by(parent) if isinstance(parent, str) else frozenset()
+    if not needs or not isinstance(deps, list | dict):
+        return node
+    if isinstance(deps, dict):  # format 1: {name: {"hash": ..., "type": [...]}}
+        labelled = {name: _edge(needs, name, body) for name, body in deps.items()}
+    else:
+        labelled = [_edge(needs, dep.get("name"), dep) if isinstance(dep, dict) else dep
+                    for dep in deps]  # fmt: skip
+    return {**node, "dependencies": labelled}
+
+
+def _edge(needs: frozenset[str], child: object, dep: object) -> object:
+    """One dependency, labelled when it names no virtual (malformed ones are left as they
+    are, for the reader to report)."""
+    if not isinstance(dep, dict) or not isinstance(child, str):
+        return dep
+    parameters = dep.get("parameters") or {}
+    if not isinstance(parameters, dict) or parameters.get("virtuals"):
+        return dep
+    labels = sorted(needs & provided_by(child))
+    return {**dep, "parameters": {**parameters, "virtuals": labels}} if labels else dep

@@ -43,7 +43,7 @@ from .records import MirrorInfo
 from .view import CacheGraph
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 6
+FORMAT = 7
 _MAGIC = b"cachegraph-snapshot"
 _ALIGN = 64
 #: bytes of a part's blake2b checksum: the hash the ETag's data version uses

@@ -24,7 +24,7 @@ from cachegraph.synthmirror import synthesize_mirrors
 from tests.conftest import execute
 from tests.graph.spack.test_satisfies import _raw
 from tests.mirrors import load_shared
-from tests.spackref import Reference, deps_of, spec_format
+from tests.spackref import Reference, as_spack_reads, deps_of, spec_format
 
 
 def _found(cg, text: str) -> set[str]:
@@ -373,27 +373,58 @@ def test_unknown_names_reach_the_client_as_warnings_not_errors(real):
 @pytest.mark.parametrize(
     ("text", "compilers"),
     [
-        ("%oneapi", ("oneapi@",)),  # spec_parser: LEGACY_COMPILER_TO_BUILTIN, oneapi -> package
-        ("%intel-oneapi-compilers", ("oneapi@",)),
-        ("%oneapi@2024.2.1:", ("oneapi@2024.2.1", "oneapi@=2024.2.1")),
+        # spec_parser: LEGACY_COMPILER_TO_BUILTIN renames %oneapi intel-oneapi-compilers, and
+        # Spec._satisfies compares that with the recorded oneapi@... node: never the same name
+        ("%oneapi", ()),
+        ("%intel-oneapi-compilers", ()),
+        ("%oneapi@2024.2.1:", ()),
+        ("%clang", ()),
+        ("%llvm", ()),
         ("%cce", ("cce@",)),
         ("%gcc@12", ("gcc@12", "gcc@=12")),
+        ("%c=gcc@12", ("gcc@12", "gcc@=12")),  # the edge's virtuals are not asked of them
     ],
 )
-def test_old_specs_compare_the_recorded_compiler_under_either_name(data_graph, text, compilers):
+def test_old_specs_compare_the_recorded_compiler_by_its_name(data_graph, text, compilers):
     """Pages record one compiler per spec, as spec formats 1-4 do (original_spec_format < 5):
-    ``%`` compares that alone. ``%oneapi`` is read as ``intel-oneapi-compilers`` (Spack 1.1's
-    parser), which is matched against the recorded ``oneapi@...`` -- where Spack 1.1, comparing
-    the new name with the old, finds nothing (the README says so)."""
+    ``Spec._satisfies`` compares that alone (``compiler_node_attribute._satisfies``), by name
+    and version. A legacy name never matches: the parser has renamed ``%oneapi``."""
     from tests.conftest import SHARED_DATA
     from tests.rawpages import raw_pages
 
-    expected = {
-        r["hash"] for page in raw_pages(SHARED_DATA) for r in page.records
-        if r["compiler"].startswith(compilers)
-    }  # fmt: skip
+    records = [r for page in raw_pages(SHARED_DATA) for r in page.records]
+    expected = {r["hash"] for r in records if compilers and r["compiler"].startswith(compilers)}
     assert _found(data_graph, text) == expected
-    assert expected
+    assert bool(expected) == bool(compilers)
+    # the project's own compiler filter still finds the oneapi builds, by what they record
+    oneapi = {
+        r["compiler"].replace("@=", "@") for r in records if r["compiler"].startswith("oneapi@")
+    }
+    found = set()
+    for name in oneapi:
+        found |= {
+            s.hash
+            for s in specs.select_specs(data_graph, specs.SpecQuery(compiler=name)).after(None)
+        }
+    assert found == {r["hash"] for r in records if r["compiler"].startswith("oneapi@")} != set()
+
+
+def test_a_legacy_compiler_name_says_why_it_matches_nothing(data_graph):
+    """``%oneapi`` on specs older than Spack 1.0 that record ``oneapi``: empty, as Spack 1.1
+    answers (``Spec._satisfies``), and the warning says so and where to look instead."""
+    from tests.conftest import SHARED_DATA
+    from tests.rawpages import raw_pages
+
+    recorded = {r["compiler"].replace("@=", "@") for page in raw_pages(SHARED_DATA)
+                for r in page.records if r["compiler"].startswith("oneapi@")}  # fmt: skip
+    known = ", ".join(sorted(recorded))
+    selection = specs.select_specs(data_graph, specs.SpecQuery(satisfies="%oneapi"))
+    assert list(selection.after(None)) == []
+    assert selection.warnings == (
+        "Spack 1.x reads %oneapi as intel-oneapi-compilers, which no loaded spec is or "
+        "records; as in Spack 1.1, specs older than Spack 1.0, which record 'oneapi', do "
+        f"not satisfy it (the compiler filter finds them by the compiler they record: {known})",
+    )
 
 
 # -- spec files written before Spack 0.21: virtuals reconstructed on their edges ---------------
@@ -421,11 +452,11 @@ OLD_FILE_CASES = [
 @pytest.fixture(scope="module")
 def old_files(data_graph):
     from tests.conftest import SHARED_DATA
-    from tests.mirrors import raw_document, raw_nodes
+    from tests.mirrors import raw_document
 
     nodes = {}
     for path in sorted(SHARED_DATA.rglob("spec-*.json")):
-        for node in raw_nodes(raw_document(path)):
+        for node in as_spack_reads(raw_document(path)):
             nodes.setdefault(node["hash"], node)
     return data_graph, Reference(nodes)
 
@@ -442,7 +473,11 @@ def test_old_spec_files_answer_as_spack(old_files, text):
 
 
 def test_old_spec_files_have_no_virtuals_and_mpi_is_found(old_files):
+    from tests.conftest import SHARED_DATA
+    from tests.mirrors import raw_document, raw_nodes
+
     graph, reference = old_files
-    assert not any(vs for n in reference.nodes.values() for *_, vs in deps_of(n))
+    files = sorted(SHARED_DATA.rglob("spec-*.json"))
+    assert not any(vs for p in files for n in raw_nodes(raw_document(p)) for *_, vs in deps_of(n))
     adiaks = {h for h, n in reference.nodes.items() if n["name"] == "adiak"}
     assert len(adiaks) == 3 and _found(graph, "^mpi") >= adiaks
