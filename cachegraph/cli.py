@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -21,6 +22,45 @@ from . import settings as config
 from .printing import terminal_text
 from .progress import ProgressLine
 from .state import DataSources, load_sources
+
+
+class UsageError(Exception):
+    """A command given what it cannot take: ``main`` says the message and exits 2, as
+    argparse does for its own usage errors."""
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser. What it does not know is its usage error, said with its usage:
+    argparse leaves unknown arguments to the top level, which printed the top usage."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(_unknown(extras))
+        return namespace, extras
+
+
+class _TopParser(argparse.ArgumentParser):
+    """The top level: an unknown option or no command is said with the list of commands."""
+
+    commands: Sequence[str] = ()
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        listed = (
+            f"the commands: {', '.join(self.commands)} ('cachegraph COMMAND -h' for one's help)"
+        )
+        if extras:
+            self.error(f"{_unknown(extras)}; {listed}")
+        if namespace.command is None:
+            self.error(f"no command given; {listed}")
+        return namespace, extras
+
+
+def _unknown(extras: Sequence[str]) -> str:
+    """What argparse could not place, the first of it: an option, or an argument too many."""
+    first = extras[0]
+    return f"unknown option {first}" if first.startswith("-") else f"unexpected argument {first!r}"
 
 
 def _mirror(text: str) -> MirrorSource:
@@ -214,11 +254,25 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise SystemExit(
-            f"cachegraph: error: cannot listen on {host}:{port}: {exc.strerror} "
-            "(--port, CACHEGRAPH_PORT)"
-        ) from None
+        raise SystemExit(f"cachegraph: error: {_cannot_listen(host, port, exc)}") from None
     return sock
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """Why a bind failed, naming the setting at fault: an address that is no name
+    (``socket.gaierror``) or not this machine's is the host's; one in use or reserved, the
+    port's.
+
+    >>> _cannot_listen("999.1.1.1", 8000, socket.gaierror(-2, "Name or service not known"))
+    'cannot listen on 999.1.1.1:8000: Name or service not known (--host, CACHEGRAPH_HOST)'
+    """
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        culprit = "--host, CACHEGRAPH_HOST"
+    elif exc.errno in (errno.EADDRINUSE, errno.EACCES):
+        culprit = "--port, CACHEGRAPH_PORT"
+    else:
+        culprit = "--host, --port; CACHEGRAPH_HOST, CACHEGRAPH_PORT"
+    return f"cannot listen on {host}:{port}: {exc.strerror} ({culprit})"
 
 
 def show_settings(args: argparse.Namespace) -> int:
@@ -406,11 +460,13 @@ def trusted_documents(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    paths = [*args.paths, *args.data]
-    if not (paths or args.mirror or args.mirrors_file):
-        raise SystemExit("cachegraph validate: give a PATH, --data, --mirror or --mirrors-file")
+    # Nothing given (no PATH, --data, mirror or variable): the bundled data, as serve loads it.
+    given = [*args.paths, *args.data] or list(args.base.data)
+    sources = DataSources(paths=given, mirrors=_mirrors(args))
+    if sources.bundled():
+        _say("validate", "no PATH, --data or mirror given: the bundled data, as serve loads it")
     progress = ProgressLine()
-    _, report = load(paths, _mirrors(args), progress=progress)
+    _, report = load(sources.resolved_paths(), sources.resolved_mirrors(), progress=progress)
     progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -426,7 +482,10 @@ def validate(args: argparse.Namespace) -> int:
 
 def synth(args: argparse.Namespace) -> int:
     if args.specs < 1 or (args.tags is not None and args.tags < 1):
-        raise SystemExit("cachegraph: error: --specs and --tags must be at least 1")
+        raise UsageError("cachegraph synth: error: --specs and --tags must be at least 1")
+    refused = _not_a_folder_to_write(args.out, args.force)
+    if refused:
+        raise UsageError(f"cachegraph synth: error: {args.out}: {refused}")
     if args.mirror:
         from .synthmirror import synthesize_mirrors
 
@@ -444,6 +503,16 @@ def synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_a_folder_to_write(out: Path, force: bool) -> str:
+    """Why ``synth`` will not write into ``out``, or "": a folder already holding files
+    would mix its pages with the new ones (and ``validate`` would count both)."""
+    if out.exists() and not out.is_dir():
+        return "is not a folder"
+    if not force and out.is_dir() and any(out.iterdir()):
+        return "is not empty: give an empty or new folder, or --force to write into it"
+    return ""
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -455,10 +524,11 @@ def _version() -> str:
 
 def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     base = base or config.Settings()
-    top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
+    top = _TopParser(prog="cachegraph", description=__doc__)
     top.set_defaults(base=base)
     top.add_argument("--version", action="version", version=f"cachegraph {_version()}")
-    commands = top.add_subparsers(dest="command", required=True)
+    # Not required: _TopParser says what is missing, with the list of commands.
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
 
     p = commands.add_parser(
         "serve",
@@ -519,8 +589,16 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     )
     p.set_defaults(run=trusted_documents)
 
-    p = commands.add_parser("validate", help="load data and report what is wrong with it")
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p = commands.add_parser(
+        "validate",
+        help="load data and report what is wrong with it",
+        description="With no PATH, --data or mirror (nor CACHEGRAPH_DATA, CACHEGRAPH_MIRRORS "
+        "or CACHEGRAPH_MIRRORS_FILE), the bundled data, as 'cachegraph serve' loads it.",
+    )
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH",
+        help="a cache page, spec file or folder of them; default: the bundled data",
+    )  # fmt: skip
     p.add_argument("--data", action="append", default=[], metavar="PATH",
                    help="a cache page, spec file or folder of them (the same as PATH)")  # fmt: skip
     _add_mirror_options(p)
@@ -528,7 +606,10 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.set_defaults(run=validate)
 
     p = commands.add_parser("synth", help="write a realistic page tree or mirrors of any size")
-    p.add_argument("out", type=Path, help="the folder to write <tag>/<package>/specs.md into")
+    p.add_argument(
+        "out", type=Path, metavar="OUT",
+        help="a new or empty folder to write <tag>/<package>/specs.md into",
+    )  # fmt: skip
     p.add_argument("--specs", type=int, required=True, help="distinct specs in all")
     p.add_argument(
         "--tags", type=int, help="tags (default 1, with --mirror 2); later ones share hashes"
@@ -540,22 +621,29 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
         "dependency DAGs, and mirrors.yaml listing them, instead of pages",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--force", action="store_true", help="write into OUT even when it holds files already"
+    )
     p.set_defaults(run=synth)
+    top.commands = list(commands.choices)
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         base = config.Settings.from_env()
-    except ValueError as exc:
-        print(f"cachegraph: {exc}", file=sys.stderr)
+    except ValueError as exc:  # a variable's value: one line naming it
+        print(f"cachegraph: error: {exc}", file=sys.stderr)
         return 2
     args = parser(base).parse_args(argv)
     logging.basicConfig(level=base.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args)
-    except ValueError as exc:
-        print(f"cachegraph: {exc}", file=sys.stderr)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a flag's value (serve's settings): one line naming it
+        print(f"cachegraph: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: the operator knows
         return 130
