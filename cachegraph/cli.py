@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, deadline, load
 from cachegraph.graph.errors import CacheGraphError, TimedOut
+from cachegraph.graph.words import counted
 
 from . import settings as config
 from .printing import terminal_text
@@ -154,7 +155,7 @@ def _load(args: argparse.Namespace, command: str) -> tuple[CacheGraph, LoadRepor
     if len(shown) > SHOWN_PROBLEMS:
         _say(
             command,
-            f"... and {len(shown) - SHOWN_PROBLEMS:,} more problems with the data "
+            f"... and {counted(len(shown) - SHOWN_PROBLEMS, 'more problem')} with the data "
             "('cachegraph validate' lists them all)",
         )
     return graph, report
@@ -173,8 +174,8 @@ def _answered_despite(command: str, report: LoadReport) -> int:
     if report.errors:
         _say(
             command,
-            f"answered from the data that loaded; {len(report.errors)} "
-            f"error{'s' if len(report.errors) != 1 else ''} in the sources (above)",
+            f"answered from the data that loaded; {counted(len(report.errors), 'error')} "
+            "in the sources (above)",
         )
     return 0
 
@@ -491,14 +492,17 @@ def synth(args: argparse.Namespace) -> int:
 
         held = synthesize_mirrors(args.out, args.specs, args.tags or 2, args.seed)
         for name, n in held.items():
-            print(f"{name}: {n:,} specs held")
-        print(f"{len(held)} mirrors listed in {args.out / 'mirrors.yaml'} (--mirrors-file)")
+            print(f"{name}: {counted(n, 'spec')} held")
+        print(
+            f"{counted(len(held), 'mirror')} listed in {args.out / 'mirrors.yaml'} (--mirrors-file)"
+        )
         return 0
     from .synth import synthesize
 
     counts = synthesize(args.out, args.specs, args.tags or 1, args.seed)
     print(
-        ", ".join(f"{tag}: {n:,} specs" for tag, n in counts.items()) + f"; {args.specs:,} distinct"
+        ", ".join(f"{tag}: {counted(n, 'spec')}" for tag, n in counts.items())
+        + f"; {args.specs:,} distinct"
     )
     return 0
 

@@ -98,7 +98,7 @@ def test_the_example_client_talks_to_a_real_server(serve):
     )
     assert (result.returncode, result.stderr) == (0, "")
     lines = result.stdout.splitlines()
-    assert lines[0] == "454 specs of 4 packages in 11 stacks and 1 tags"
+    assert lines[0] == "454 specs of 4 packages in 11 stacks and 1 tag"
     assert lines[1].startswith("py-keras@")
     assert lines[2:] == ["  stacks: ml-linux-aarch64-cuda, root", "  tags:   develop"]
 
