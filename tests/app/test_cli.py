@@ -324,8 +324,8 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
             "",
             "missing (1), the most depended on first:",
             f"hash     {'spec':<{width}} needed by  why",
-            f"{root[:7]}  {'mpigdb@git.main':<{width}} {0:>9}  known only as a dependency of cached "
-            "specs, held by no mirror",
+            f"{root[:7]}  {'mpigdb@git.main':<{width}} {0:>9}  known only as a dependency of "
+            "cached specs, held by no mirror",
             "",
         ]
     )
