@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -16,11 +17,51 @@ from pathlib import Path
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, deadline, load
 from cachegraph.graph.errors import CacheGraphError, TimedOut
+from cachegraph.graph.words import counted
 
 from . import settings as config
 from .printing import terminal_text
 from .progress import ProgressLine
 from .state import DataSources, load_sources
+
+
+class UsageError(Exception):
+    """A command given what it cannot take: ``main`` says the message and exits 2, as
+    argparse does for its own usage errors."""
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser. What it does not know is its usage error, said with its usage:
+    argparse leaves unknown arguments to the top level, which printed the top usage."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(_unknown(extras))
+        return namespace, extras
+
+
+class _TopParser(argparse.ArgumentParser):
+    """The top level: an unknown option or no command is said with the list of commands."""
+
+    commands: Sequence[str] = ()
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        listed = (
+            f"the commands: {', '.join(self.commands)} ('cachegraph COMMAND -h' for one's help)"
+        )
+        if extras:
+            self.error(f"{_unknown(extras)}; {listed}")
+        if namespace.command is None:
+            self.error(f"no command given; {listed}")
+        return namespace, extras
+
+
+def _unknown(extras: Sequence[str]) -> str:
+    """What argparse could not place, the first of it: an option, or an argument too many."""
+    first = extras[0]
+    return f"unknown option {first}" if first.startswith("-") else f"unexpected argument {first!r}"
 
 
 def _mirror(text: str) -> MirrorSource:
@@ -95,13 +136,6 @@ def _sources(args: argparse.Namespace) -> DataSources:
     )  # fmt: skip
 
 
-def _checked_mirrors(args: argparse.Namespace) -> list[MirrorSource]:
-    """The mirrors, each remote one checked first and read from its local copy."""
-    sources = _sources(args)
-    sources.check_remote()
-    return sources.local_mirrors()
-
-
 def _level(args: argparse.Namespace) -> int:
     """The least severity of what a command prints besides its answer (a logging level)."""
     level = getattr(logging, args.base.log_level.upper())
@@ -127,7 +161,7 @@ def _load(args: argparse.Namespace, command: str) -> tuple[CacheGraph, LoadRepor
     if len(shown) > SHOWN_PROBLEMS:
         _say(
             command,
-            f"... and {len(shown) - SHOWN_PROBLEMS:,} more problems with the data "
+            f"... and {counted(len(shown) - SHOWN_PROBLEMS, 'more problem')} with the data "
             "('cachegraph validate' lists them all)",
         )
     return graph, report
@@ -146,8 +180,8 @@ def _answered_despite(command: str, report: LoadReport) -> int:
     if report.errors:
         _say(
             command,
-            f"answered from the data that loaded; {len(report.errors)} "
-            f"error{'s' if len(report.errors) != 1 else ''} in the sources (above)",
+            f"answered from the data that loaded; {counted(len(report.errors), 'error')} "
+            "in the sources (above)",
         )
     return 0
 
@@ -227,11 +261,25 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise SystemExit(
-            f"cachegraph: error: cannot listen on {host}:{port}: {exc.strerror} "
-            "(--port, CACHEGRAPH_PORT)"
-        ) from None
+        raise SystemExit(f"cachegraph: error: {_cannot_listen(host, port, exc)}") from None
     return sock
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """Why a bind failed, naming the setting at fault: an address that is no name
+    (``socket.gaierror``) or not this machine's is the host's; one in use or reserved, the
+    port's.
+
+    >>> _cannot_listen("999.1.1.1", 8000, socket.gaierror(-2, "Name or service not known"))
+    'cannot listen on 999.1.1.1:8000: Name or service not known (--host, CACHEGRAPH_HOST)'
+    """
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        culprit = "--host, CACHEGRAPH_HOST"
+    elif exc.errno in (errno.EADDRINUSE, errno.EACCES):
+        culprit = "--port, CACHEGRAPH_PORT"
+    else:
+        culprit = "--host, --port; CACHEGRAPH_HOST, CACHEGRAPH_PORT"
+    return f"cannot listen on {host}:{port}: {exc.strerror} ({culprit})"
 
 
 def show_settings(args: argparse.Namespace) -> int:
@@ -419,11 +467,18 @@ def trusted_documents(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    paths = [*args.paths, *args.data]
-    if not (paths or args.mirror or args.mirrors_file):
-        raise SystemExit("cachegraph validate: give a PATH, --data, --mirror or --mirrors-file")
+    # Nothing given (no PATH, --data, mirror or variable): the bundled data, as serve loads it.
+    given = [*args.paths, *args.data] or list(args.base.data)
+    base: config.Settings = args.base
+    sources = DataSources(
+        paths=given, mirrors=_mirrors(args),
+        cache_dir=base.cache_dir, fetch_limits=base.fetch_limits(),
+    )  # fmt: skip
+    if sources.bundled():
+        _say("validate", "no PATH, --data or mirror given: the bundled data, as serve loads it")
+    sources.check_remote()  # each remote mirror read from its local copy, checked first
     progress = ProgressLine()
-    _, report = load(paths, _checked_mirrors(args), progress=progress)
+    _, report = load(sources.resolved_paths(), sources.resolved_mirrors(), progress=progress)
     progress.done()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -439,22 +494,38 @@ def validate(args: argparse.Namespace) -> int:
 
 def synth(args: argparse.Namespace) -> int:
     if args.specs < 1 or (args.tags is not None and args.tags < 1):
-        raise SystemExit("cachegraph: error: --specs and --tags must be at least 1")
+        raise UsageError("cachegraph synth: error: --specs and --tags must be at least 1")
+    refused = _not_a_folder_to_write(args.out, args.force)
+    if refused:
+        raise UsageError(f"cachegraph synth: error: {args.out}: {refused}")
     if args.mirror:
         from .synthmirror import synthesize_mirrors
 
         held = synthesize_mirrors(args.out, args.specs, args.tags or 2, args.seed)
         for name, n in held.items():
-            print(f"{name}: {n:,} specs held")
-        print(f"{len(held)} mirrors listed in {args.out / 'mirrors.yaml'} (--mirrors-file)")
+            print(f"{name}: {counted(n, 'spec')} held")
+        print(
+            f"{counted(len(held), 'mirror')} listed in {args.out / 'mirrors.yaml'} (--mirrors-file)"
+        )
         return 0
     from .synth import synthesize
 
     counts = synthesize(args.out, args.specs, args.tags or 1, args.seed)
     print(
-        ", ".join(f"{tag}: {n:,} specs" for tag, n in counts.items()) + f"; {args.specs:,} distinct"
+        ", ".join(f"{tag}: {counted(n, 'spec')}" for tag, n in counts.items())
+        + f"; {args.specs:,} distinct"
     )
     return 0
+
+
+def _not_a_folder_to_write(out: Path, force: bool) -> str:
+    """Why ``synth`` will not write into ``out``, or "": a folder already holding files
+    would mix its pages with the new ones (and ``validate`` would count both)."""
+    if out.exists() and not out.is_dir():
+        return "is not a folder"
+    if not force and out.is_dir() and any(out.iterdir()):
+        return "is not empty: give an empty or new folder, or --force to write into it"
+    return ""
 
 
 def _version() -> str:
@@ -468,10 +539,11 @@ def _version() -> str:
 
 def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     base = base or config.Settings()
-    top = argparse.ArgumentParser(prog="cachegraph", description=__doc__)
+    top = _TopParser(prog="cachegraph", description=__doc__)
     top.set_defaults(base=base)
     top.add_argument("--version", action="version", version=f"cachegraph {_version()}")
-    commands = top.add_subparsers(dest="command", required=True)
+    # Not required: _TopParser says what is missing, with the list of commands.
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
 
     p = commands.add_parser(
         "serve",
@@ -532,8 +604,16 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     )
     p.set_defaults(run=trusted_documents)
 
-    p = commands.add_parser("validate", help="load data and report what is wrong with it")
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p = commands.add_parser(
+        "validate",
+        help="load data and report what is wrong with it",
+        description="With no PATH, --data or mirror (nor CACHEGRAPH_DATA, CACHEGRAPH_MIRRORS "
+        "or CACHEGRAPH_MIRRORS_FILE), the bundled data, as 'cachegraph serve' loads it.",
+    )
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH",
+        help="a cache page, spec file or folder of them; default: the bundled data",
+    )  # fmt: skip
     p.add_argument("--data", action="append", default=[], metavar="PATH",
                    help="a cache page, spec file or folder of them (the same as PATH)")  # fmt: skip
     _add_mirror_options(p)
@@ -541,7 +621,10 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
     p.set_defaults(run=validate)
 
     p = commands.add_parser("synth", help="write a realistic page tree or mirrors of any size")
-    p.add_argument("out", type=Path, help="the folder to write <tag>/<package>/specs.md into")
+    p.add_argument(
+        "out", type=Path, metavar="OUT",
+        help="a new or empty folder to write <tag>/<package>/specs.md into",
+    )  # fmt: skip
     p.add_argument("--specs", type=int, required=True, help="distinct specs in all")
     p.add_argument(
         "--tags", type=int, help="tags (default 1, with --mirror 2); later ones share hashes"
@@ -553,22 +636,29 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
         "dependency DAGs, and mirrors.yaml listing them, instead of pages",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--force", action="store_true", help="write into OUT even when it holds files already"
+    )
     p.set_defaults(run=synth)
+    top.commands = list(commands.choices)
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         base = config.Settings.from_env()
-    except ValueError as exc:
-        print(f"cachegraph: {exc}", file=sys.stderr)
+    except ValueError as exc:  # a variable's value: one line naming it
+        print(f"cachegraph: error: {exc}", file=sys.stderr)
         return 2
     args = parser(base).parse_args(argv)
     logging.basicConfig(level=base.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args)
-    except ValueError as exc:
-        print(f"cachegraph: {exc}", file=sys.stderr)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a flag's value (serve's settings): one line naming it
+        print(f"cachegraph: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: the operator knows
         return 130

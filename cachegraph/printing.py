@@ -22,6 +22,7 @@ from cachegraph.graph.sources.lockfiles import Environment
 from cachegraph.graph.spack.names import version_key
 from cachegraph.graph.store.records import SpecRecord
 from cachegraph.graph.store.view import CacheGraph
+from cachegraph.graph.words import counted
 
 WIDTH = 64
 
@@ -120,7 +121,7 @@ def listing(
     keyed.sort(key=lambda sh: (sh[0].platform, sh[0].os, sh[0].target,
                                "" if sh[1] == "no compilers" else sh[1], sh[0].package,
                                version_key(sh[0].version), sh[0].hash))  # fmt: skip
-    lines = [f"==> {len(keyed)} cached build{'' if len(keyed) == 1 else 's'}."] if tty else []
+    lines = [f"==> {counted(len(keyed), 'cached build')}."] if tty else []
     groups = groupby(keyed, key=lambda sh: (_arch(sh[0]), sh[1]))
     for i, ((arch, compiler), group) in enumerate(groups):
         if i:
@@ -171,7 +172,7 @@ def _download(found: Coverage) -> str:
     if unknown == len(found.hits):
         return "download size unknown (no source gives the sizes of these specs)"
     known = f"{_bytes(found.hit_bytes)} to download"
-    return known + (f", and {unknown} of unknown size" if unknown else "")
+    return known + (f", and {unknown:,} of unknown size" if unknown else "")
 
 
 def terminal_text(text: str) -> str:
@@ -236,9 +237,12 @@ class Weather:
         """One line: ``43.4% cached: 2,658 of 6,128 specs; 7.0 GB to download; 14 externals
         apart``."""
         share = f"{100 * len(self.hits) / self.counted:.1f}%" if self.counted else "0%"
-        line = f"{share} cached: {len(self.hits):,} of {self.counted:,} specs; {self.download}"
+        of = counted(self.counted, "spec")
+        line = f"{share} cached: {len(self.hits):,} of {of}; {self.download}"
         if self.externals:
-            line += f"; {len(self.externals):,} externals apart (never fetched from a cache)"
+            line += (
+                f"; {counted(len(self.externals), 'external')} apart (never fetched from a cache)"
+            )
         return line
 
 
@@ -264,25 +268,28 @@ def coverage_table(found: Coverage, nearest: dict[str, list[Nearness]], env: Env
         "roots cached with their whole DAG: "
         + (", ".join(f"{_short(by_hash[r].wanted)}/{r[:7]}" for r in found.cached_roots) or "none"),
     ]
+    # The spec column as wide as its longest name (32 at least): a long one shifts the
+    # columns after it for every row, never out of line for its own.
+    name = {e.hash: _short(e.wanted) or "?" for e in (*report.misses, *report.hits)}
+    width = max([32, *map(len, name.values())])
     if report.misses:
         lines += ["", f"missing ({len(report.misses):,}), the most depended on first:",
-                  f"{'hash':<8} {'spec':<32} {'needed by':>9}  why"]  # fmt: skip
+                  f"{'hash':<8} {'spec':<{width}} {'needed by':>9}  why"]  # fmt: skip
     for e in report.misses:
         near = nearest.get(e.hash) or []
         hint = "; nearest: " + ", ".join(
             f"{n.spec.hash[:7]} {_short(n.spec)} ({n.distance:g})" for n in near
         ) if near else ""  # fmt: skip
         needed = report.dependents.get(e.hash, 0)
-        name = _short(e.wanted) or "?"
-        lines.append(f"{e.hash[:7]:<8} {name:<32} {needed:>9}  {e.reason}{hint}")
+        lines.append(f"{e.hash[:7]:<8} {name[e.hash]:<{width}} {needed:>9}  {e.reason}{hint}")
     if report.hits:
-        lines += ["", f"cached ({len(report.hits):,}):", f"{'hash':<8} {'spec':<32} where"]
+        lines += ["", f"cached ({len(report.hits):,}):", f"{'hash':<8} {'spec':<{width}} where"]
     for e in report.hits:
         where = ", ".join(sorted(e.spec.mirrors)) or ", ".join(
             f"{tag}/{s}" for tag, stacks in sorted(e.spec.stacks.items()) for s in sorted(stacks)
         )
         size = f" ({_bytes(e.spec.size)})" if e.spec.size is not None else " (size unknown)"
-        lines.append(f"{e.hash[:7]:<8} {_short(e.wanted) or '?':<32} {where}{size}")
+        lines.append(f"{e.hash[:7]:<8} {name[e.hash]:<{width}} {where}{size}")
     if report.externals:
         lines += ["", f"externals ({len(report.externals):,}), never fetched from a cache:"]
         lines.append(", ".join(f"{_short(e.wanted) or '?'}/{e.hash[:7]}" for e in report.externals))

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TextIO
 
+from cachegraph.graph.words import counted
+
 
 class ProgressLine:
     """A ``graph.load`` progress callback that redraws one line on a terminal."""
@@ -20,7 +22,8 @@ class ProgressLine:
         if not self.enabled:
             return
         rate = files / max(time.perf_counter() - self.started, 1e-9)
-        self.stream.write(f"\rloading: {files:,} files, {specs:,} specs, {rate:,.0f} files/s ")
+        said = f"{counted(files, 'file')}, {counted(specs, 'spec')}, {rate:,.0f} files/s"
+        self.stream.write(f"\rloading: {said} ")
         self.stream.flush()
         self.shown = True
 

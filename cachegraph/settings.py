@@ -271,6 +271,8 @@ class Settings:
         return {env_name(f.name): _to_text(f.name, getattr(self, f.name)) for f in fields(self)}
 
 
+FIELDS = {f.name: f for f in fields(Settings)}
+
 #: Variables not named after their setting: one variable lists every mirror.
 _ENV_NAMES = {"mirror": "CACHEGRAPH_MIRRORS"}
 
@@ -282,7 +284,7 @@ def _at_least(low: float) -> Callable[[Any], bool]:
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 #: what a setting allows where its type allows more: a test, and how to say it
 _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "port": (lambda v: 0 <= v <= 65535, "a port from 0 to 65535"),
+    "port": (lambda v: 1 <= v <= 65535, "a port number (1-65535)"),
     "workers": (_at_least(1), "at least 1"),
     "log_level": (lambda v: v.lower() in LOG_LEVELS, "one of " + ", ".join(LOG_LEVELS)),
     "log_format": (("json", "text").__contains__, "json or text"),
@@ -318,7 +320,7 @@ def check(settings: Settings, name_of: Callable[[str], str]) -> Settings:
     >>> check(Settings(port=99999), flag_name)
     Traceback (most recent call last):
     ...
-    ValueError: --port 99999: must be a port from 0 to 65535
+    ValueError: --port 99999: must be a port number (1-65535)
     """
     for name, (allowed, wanted) in _ALLOWED.items():
         value = getattr(settings, name)
@@ -344,20 +346,38 @@ def flag_name(name: str) -> str:
 _SEPARATORS = {"data": ":", "index": " ", "mirror": " ", "cors_origins": ","}
 
 
-def _from_text(f: dataclasses.Field, raw: str) -> Any:
+def _from_text(f: dataclasses.Field, raw: str, name_of: Callable[[str], str] | None = None) -> Any:
+    """A setting's value from its variable's (or flag's) text; ValueError names the variable
+    (or flag, by ``name_of``), the text and what it should be, in one line.
+
+    >>> _from_text(FIELDS["port"], "abc", flag_name)
+    Traceback (most recent call last):
+    ...
+    ValueError: --port: 'abc' is not a port number (1-65535)
+    """
     kind = type(f.default)
+    name = (name_of or env_name)(f.name)
+    if kind is tuple:
+        sep = _SEPARATORS[f.name]
+        return tuple(part for part in (p.strip() for p in raw.split(sep)) if part)
+    if kind is bool:
+        lowered = raw.strip().lower()
+        if lowered not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise ValueError(f"{name}: {raw!r} is not true or false")
+        return lowered in ("1", "true", "yes", "on")
+    if kind is str:
+        return raw
     try:
-        if kind is tuple:
-            sep = _SEPARATORS[f.name]
-            return tuple(part for part in (p.strip() for p in raw.split(sep)) if part)
-        if kind is bool:
-            lowered = raw.strip().lower()
-            if lowered not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                raise ValueError("give true or false")
-            return lowered in ("1", "true", "yes", "on")
-        return kind(raw)
-    except ValueError as exc:
-        raise ValueError(f"{env_name(f.name)}={raw!r}: {exc}") from None
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if f.name == "port" and (value is None or not 1 <= value <= 65535):
+        # 0 would be a port the system picks, which nothing would tell the user
+        raise ValueError(f"{name}: {raw!r} is not a port number (1-65535)")
+    if value is None:
+        wanted = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name}: {raw!r} is not {wanted}")
+    return value
 
 
 def _to_text(name: str, value: Any) -> str:
@@ -379,7 +399,9 @@ def add_arguments(parser: argparse.ArgumentParser, base: Settings) -> None:
         elif kind is bool:
             options.update(action=argparse.BooleanOptionalAction, default=default)
         else:
-            options.update(type=kind, default=default)
+            # Text, converted by from_arguments as a variable's is: a bad value is one
+            # line naming the flag, not argparse's usage and "invalid int value".
+            options.update(default=default)
         parser.add_argument(flag_name(f.name), **options)
 
 
@@ -389,6 +411,8 @@ def from_arguments(args: argparse.Namespace, base: Settings) -> Settings:
         value = getattr(args, f.name)
         if type(f.default) is tuple:
             value = tuple(value) if value is not None else getattr(base, f.name)
+        elif isinstance(value, str) and type(f.default) is not str:
+            value = _from_text(f, value, flag_name)
         values[f.name] = value
     return check(Settings(**values), flag_name)
 

@@ -27,6 +27,7 @@ from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources import files
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, fetched_mirrors
+from cachegraph.graph.words import counted
 
 from .progress import ProgressLine
 from .sources import default_data, default_mirrors
@@ -175,9 +176,10 @@ def log_problems(report: LoadReport, first: int = LOGGED_PROBLEMS) -> None:
         more = report.problems[first:]
         errors = sum(p.severity == "error" for p in more)
         log.warning(
-            "... and %d more problems (%d errors, %d warnings) not logged: "
+            "... and %s (%s, %s) not logged: "
             "`cachegraph validate` or POST /admin/reload lists them all",
-            len(more), errors, len(more) - errors,
+            counted(len(more), "more problem"), counted(errors, "error"),
+            counted(len(more) - errors, "warning"),
         )  # fmt: skip
 
 
@@ -290,7 +292,8 @@ class State:
             if not report.specs or len(report.errors) > before:
                 why = (
                     "no specs" if not report.specs
-                    else f"{len(report.errors)} errors, more than the {before} of the data served"
+                    else f"{counted(len(report.errors), 'error')}, more than the {before} of the "
+                    "data served"
                 )  # fmt: skip
                 summary = f"reload refused ({why}); still serving the previous data"
                 self.last = Outcome(False, time.time(), summary, problems)

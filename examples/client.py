@@ -30,14 +30,18 @@ def graphql(url: str, query: str, variables: dict | None = None) -> dict:
     return body["data"]
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and its noun: "1 tag", "2 tags"."""
+    return f"{n:,} {noun if n == 1 else noun + 's'}"
+
+
 def main() -> int:
     url = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8000/graphql"
     spec_hash = sys.argv[2] if len(sys.argv) > 2 else "22xqlom"
     stats = graphql(url, "{ stats { packageCount specCount stackCount tagCount } }")["stats"]
-    print(
-        f"{stats['specCount']:,} specs of {stats['packageCount']:,} packages "
-        f"in {stats['stackCount']} stacks and {stats['tagCount']} tags"
-    )
+    specs, packages = counted(stats["specCount"], "spec"), counted(stats["packageCount"], "package")
+    stacks, tags = counted(stats["stackCount"], "stack"), counted(stats["tagCount"], "tag")
+    print(f"{specs} of {packages} in {stacks} and {tags}")
     spec = graphql(
         url,
         "query($h: String!) { spec(hash: $h) { specString stacks { name } tags { name } } }",

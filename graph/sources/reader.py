@@ -32,6 +32,7 @@ from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
+from ..words import counted
 from . import files, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
@@ -98,13 +99,20 @@ class LoadReport:
         return not self.errors
 
     def summary(self) -> str:
+        """What loaded, in one line.
+
+        >>> LoadReport(pages=1, specs=1, tags=["develop"]).summary()
+        '1 page, 0 spec files, 0 indices: 0 records, 1 spec, 1 tag; 0 errors, 0 warnings'
+        """
+        warnings = len(self.problems) - len(self.errors)
         return (
-            f"{self.pages} pages, {self.spec_files} spec files, {self.indices} indices"
-            + (f", {self.mirrors} mirrors" if self.mirrors else "")
-            + ": "
-            f"{self.records} records, {self.specs} specs, {len(self.tags)} tags; "
-            f"{len(self.errors)} errors, {len(self.problems) - len(self.errors)} warnings"
-            + (f"; {self.unresolved} specs unresolved" if self.unresolved else "")
+            f"{counted(self.pages, 'page')}, {counted(self.spec_files, 'spec file')}, "
+            f"{counted(self.indices, 'index', 'indices')}"
+            + (f", {counted(self.mirrors, 'mirror')}" if self.mirrors else "")
+            + f": {counted(self.records, 'record')}, {counted(self.specs, 'spec')}, "
+            f"{counted(len(self.tags), 'tag')}; {counted(len(self.errors), 'error')}, "
+            f"{counted(warnings, 'warning')}"
+            + (f"; {counted(self.unresolved, 'spec')} unresolved" if self.unresolved else "")
         )
 
     def to_dict(self) -> dict[str, Any]:

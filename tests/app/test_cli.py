@@ -57,7 +57,7 @@ def test_export_schema_prints_the_sdl(capsys):
 def test_validate_reports_and_exits_0_on_good_data(capsys):
     assert main(["validate", str(SEEDS)]) == 0
     assert capsys.readouterr().out == (
-        "4 pages, 0 spec files, 0 indices: 454 records, 454 specs, 1 tags; 0 errors, "
+        "4 pages, 0 spec files, 0 indices: 454 records, 454 specs, 1 tag; 0 errors, "
         "0 warnings\ntags: develop\n"
     )
 
@@ -77,7 +77,7 @@ def test_validate_and_query_mirrors_from_flags_and_a_mirrors_file(capsys, shared
         main(["validate", "--mirror", f"site:e4s={unsigned}", "--index", f"site:ml={signed}"]) == 0
     )
     assert capsys.readouterr().out.splitlines() == [
-        "0 pages, 0 spec files, 2 indices, 2 mirrors: 14 records, 7 specs, 1 tags; 0 errors, "
+        "0 pages, 0 spec files, 2 indices, 2 mirrors: 14 records, 7 specs, 1 tag; 0 errors, "
         "0 warnings",
         "tags: site",
     ]
@@ -304,6 +304,10 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
     roots = [r["hash"] for r in doc["roots"]]
     in_order = [h for h in [*roots, *(h for h in nodes if h not in roots)] if h in externals]
     counted = len(nodes) - len(externals)
+    # the spec column as wide as the longest name@version of the hits and misses, 32 at least
+    width = max(32, *(len(f"{n['name']}@{n['version']}") for h, n in nodes.items()
+                      if h not in externals))  # fmt: skip
+    assert width > 32  # a name longer than the least width: the columns stay in line
     assert (
         lines[:7]
         == [
@@ -319,17 +323,18 @@ def test_coverage_of_a_lockfile_from_the_command_line(capsys, tmp_path, shared_m
             ),
             "",
             "missing (1), the most depended on first:",
-            "hash     spec                             needed by  why",
-            f"{root[:7]}  {'mpigdb@git.main':<32} {0:>9}  known only as a dependency of cached "
-            "specs, held by no mirror",
+            f"hash     {'spec':<{width}} needed by  why",
+            f"{root[:7]}  {'mpigdb@git.main':<{width}} {0:>9}  known only as a dependency of "
+            "cached specs, held by no mirror",
             "",
         ]
     )
     assert lines[7:9] == [
         f"cached ({counted - 1}):",
-        "hash     spec                             where",
+        f"hash     {'spec':<{width}} where",
     ]
     assert all(line.endswith(" develop/e4s (size unknown)") for line in lines[9 : 9 + counted - 1])
+    assert {line.index(" develop/e4s") for line in lines[9 : 9 + counted - 1]} == {9 + width}
     assert lines[9 + counted - 1 :] == [
         "",
         f"externals ({len(externals)}), never fetched from a cache:",

@@ -58,7 +58,7 @@ def test_find_query_and_coverage_read_the_data_the_environment_names(
     assert main(["find", "py-keras"]) == 0
     assert _builds(capsys.readouterr().out) == 130
     assert main(["coverage", str(_lockfile(tmp_path / "spack.lock"))]) == 0
-    assert capsys.readouterr().out.startswith("0.0% cached: 0 of 1 specs; nothing to download\n")
+    assert capsys.readouterr().out.startswith("0.0% cached: 0 of 1 spec; nothing to download\n")
     # the flags win over the environment
     assert main(["query", "{ stats { specCount } }", "--data", str(SEEDS)]) == 0
     assert json.loads(capsys.readouterr().out) == {"data": {"stats": {"specCount": 454}}}

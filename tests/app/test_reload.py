@@ -59,7 +59,7 @@ def test_reload_serves_the_new_data(data, tmp_path):
         assert response.json() | {"finished": 0} == {
             "ok": True,
             "finished": 0,
-            "summary": "2 pages, 0 spec files, 0 indices: 259 records, 259 specs, 1 tags; "
+            "summary": "2 pages, 0 spec files, 0 indices: 259 records, 259 specs, 1 tag; "
             "0 errors, 0 warnings",
             "problems": [],
         }
@@ -75,7 +75,7 @@ def test_a_reload_of_broken_data_keeps_the_old_data_and_says_why(data):
         outcome = response.json()
         assert (outcome["ok"], outcome["summary"]) == (
             False,
-            "reload refused (1 errors, more than the 0 of the data served); still serving the "
+            "reload refused (1 error, more than the 0 of the data served); still serving the "
             "previous data",
         )
         assert [p.split(": error: ")[0] for p in outcome["problems"]] == [f"{data / 'broken.md'}:3"]
@@ -208,4 +208,4 @@ def test_the_load_summary_and_readyz_count_the_same_tags(data):
     with TestClient(app_on(data)) as client:
         ready = client.get("/readyz").json()
         assert ready["tag_count"] == 1
-        assert ", 1 tags; 1 errors" in ready["last_load"]["summary"]
+        assert ", 1 tag; 1 error" in ready["last_load"]["summary"]

@@ -98,7 +98,7 @@ def test_the_example_client_talks_to_a_real_server(serve):
     )
     assert (result.returncode, result.stderr) == (0, "")
     lines = result.stdout.splitlines()
-    assert lines[0] == "454 specs of 4 packages in 11 stacks and 1 tags"
+    assert lines[0] == "454 specs of 4 packages in 11 stacks and 1 tag"
     assert lines[1].startswith("py-keras@")
     assert lines[2:] == ["  stacks: ml-linux-aarch64-cuda, root", "  tags:   develop"]
 
@@ -122,7 +122,10 @@ def test_serve_with_no_readable_data_stops_at_start_saying_why():
         ("--log-format", "xml", "--log-format 'xml': must be json or text"),
         ("--log-level", "verbose", "--log-level 'verbose': must be one of critical, error, "
          "warning, info, debug"),
-        ("--port", "99999", "--port 99999: must be a port from 0 to 65535"),
+        ("--port", "99999", "--port: '99999' is not a port number (1-65535)"),
+        ("--port", "abc", "--port: 'abc' is not a port number (1-65535)"),
+        ("--workers", "two", "--workers: 'two' is not a whole number"),
+        ("--timeout", "1s", "--timeout: '1s' is not a number"),
     ],
 )  # fmt: skip
 def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):
@@ -132,7 +135,7 @@ def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):
     )  # fmt: skip
     assert (process.returncode, process.stderr.strip().splitlines()) == (
         2,
-        [f"cachegraph: {message}"],
+        [f"cachegraph: error: {message}"],
     )
 
 

@@ -51,13 +51,17 @@ def test_variables_override_defaults():
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("CACHEGRAPH_PORT", "eighty", "CACHEGRAPH_PORT='eighty': invalid literal for int()"),
-        ("CACHEGRAPH_GRAPHIQL", "maybe", "CACHEGRAPH_GRAPHIQL='maybe': give true or false"),
+        ("CACHEGRAPH_PORT", "eighty", "CACHEGRAPH_PORT: 'eighty' is not a port number (1-65535)"),
+        ("CACHEGRAPH_PORT", "0", "CACHEGRAPH_PORT: '0' is not a port number (1-65535)"),
+        ("CACHEGRAPH_WORKERS", "2.5", "CACHEGRAPH_WORKERS: '2.5' is not a whole number"),
+        ("CACHEGRAPH_TIMEOUT", "soon", "CACHEGRAPH_TIMEOUT: 'soon' is not a number"),
+        ("CACHEGRAPH_GRAPHIQL", "maybe", "CACHEGRAPH_GRAPHIQL: 'maybe' is not true or false"),
     ],
 )
 def test_a_bad_variable_is_named(variable, value, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError) as raised:
         Settings.from_env({variable: value})
+    assert str(raised.value) == message
 
 
 @pytest.mark.parametrize(
@@ -108,8 +112,10 @@ def test_a_bad_variable_stops_the_command_with_its_name():
         capture_output=True,
         text=True,
     )
-    assert result.returncode == 2
-    assert result.stderr.startswith("cachegraph: CACHEGRAPH_MAX_COST='lots': invalid literal")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "cachegraph: error: CACHEGRAPH_MAX_COST: 'lots' is not a whole number\n",
+    )
 
 
 def test_mirrors_come_from_one_variable_and_a_file(tmp_path):

@@ -320,7 +320,8 @@ def test_coverage_reads_like_guix_weather_and_follows_every_option(browser, orig
     summary = page.get_by_test_id("coverage-summary")
     summary.wait_for(timeout=30_000)
     assert " ".join(summary.inner_text().split()) == (
-        f"{100 * hits / counted:.1f}% cached: {hits} of {counted} specs; 0 B to download; "
+        f"{100 * hits / counted:.1f}% cached: {hits} of {counted} specs; download size unknown "
+        "(no source gives the sizes of these specs); "
         f"{len(externals)} externals apart (never fetched from a cache)"
     )
     rows = page.locator("table.coverage tbody tr")

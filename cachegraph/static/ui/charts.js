@@ -2,6 +2,7 @@
 // draw one, and only once their tables are on the screen.
 
 import { ROOT } from "./api.js";
+import { counted } from "./ui.js";
 
 let loading = null;
 
@@ -93,7 +94,7 @@ export async function heatmap(element, { names, pairs, open }) {
         y: "b",
         fill: "jaccard",
         inset: 0.5,
-        title: (d) => `${d.a} ∩ ${d.b}: ${d.shared} ${d.shared === 1 ? "spec" : "specs"} (Jaccard ${d.jaccard.toFixed(3)})`,
+        title: (d) => `${d.a} ∩ ${d.b}: ${counted(d.shared, "spec")} (Jaccard ${d.jaccard.toFixed(3)})`,
       }),
     ],
   });
@@ -105,7 +106,7 @@ export async function heatmap(element, { names, pairs, open }) {
     rect.style.cursor = "pointer";
     rect.setAttribute("tabindex", "-1");
     rect.setAttribute("role", "link");
-    rect.setAttribute("aria-label", `${c.a} ∩ ${c.b}: ${c.shared} ${c.shared === 1 ? "spec" : "specs"}`);
+    rect.setAttribute("aria-label", `${c.a} ∩ ${c.b}: ${counted(c.shared, "spec")}`);
     rect.addEventListener("click", () => open(c.a, c.b));
     rect.addEventListener("keydown", (event) => {
       const move = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];

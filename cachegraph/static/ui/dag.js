@@ -4,7 +4,7 @@
 
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Graph, layout } from "dagre";
-import { Loading, Problem, count, href, html, short, useQuery } from "./ui.js";
+import { Loading, Problem, count, counted, href, html, short, useQuery } from "./ui.js";
 
 const NODE_HEIGHT = 38;
 const CHAR = 7.2; // width of a character of the node font, in px
@@ -217,7 +217,7 @@ function Picture({ root, whole, all, expand, expanding }) {
   const view = box ?? { x: 0, y: 0, w: width, h: height };
   const uncached = nodes.filter((n) => !n.spec.tags?.length).length;
   return html`<figure class="dag">
-    ${whole ? null : html`<p class="hint">The DAG has ${count(all + 1)} nodes: the picture shows its first two levels.
+    ${whole ? null : html`<p class="hint">The DAG has ${counted(all + 1, "node")}: the picture shows its first two levels.
       <button type="button" onClick=${expand} disabled=${expanding}>${expanding ? "Drawing every node…" : `Draw all ${count(all + 1)}`}</button></p>`}
     <div class="dag-tools" role="toolbar" aria-label="the picture">
       <button type="button" onClick=${fit} title="the whole DAG in the frame (key 0)">fit</button>
@@ -230,7 +230,7 @@ function Picture({ root, whole, all, expand, expanding }) {
       onWheel=${wheel} onPointerDown=${down} onPointerMove=${move} onPointerUp=${up} onPointerCancel=${up}
       onKeyDown=${key}>
       <svg width="100%" height="100%" viewBox="${view.x} ${view.y} ${view.w} ${view.h}" preserveAspectRatio="xMidYMid meet" role="img"
-        aria-label="dependency DAG of ${root.package.name} with ${nodes.length} nodes">
+        aria-label="dependency DAG of ${root.package.name} with ${counted(nodes.length, "node")}">
         <defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto">
           <path d="M0,0 L8,4 L0,8 z" class="arrowhead" /></marker></defs>
         ${edges.map(
@@ -253,8 +253,8 @@ function Picture({ root, whole, all, expand, expanding }) {
         every edge (else only those no other path implies)</label>
       <label><input type="checkbox" checked=${build} onChange=${(e) => setBuild(e.target.checked)} />
         build-only dependencies</label><br />
-      ${nodes.length} nodes, ${edges.length} edges drawn${drawnFromRoot < direct
-        ? html`; <span data-testid="dag-reduced">the root has ${count(direct)} direct dependencies, ${count(drawnFromRoot)} drawn from it: the other ${count(direct - drawnFromRoot)} are reached through them too (tick "every edge")</span>`
+      ${counted(nodes.length, "node")}, ${counted(edges.length, "edge")} drawn${drawnFromRoot < direct
+        ? html`; <span data-testid="dag-reduced">the root has ${counted(direct, "direct dependency", "direct dependencies")}, ${count(drawnFromRoot)} drawn from it: ${direct - drawnFromRoot === 1 ? "the other is" : `the other ${count(direct - drawnFromRoot)} are`} reached through them too (tick "every edge")</span>`
         : null}${uncached ? html`; <span class="legend uncached">${count(uncached)} in no loaded cache</span>` : null}. Edges:
       <span class="legend link">link</span> <span class="legend run">run</span>
       <span class="legend build">build only</span> <span class="legend test">test only</span>.

@@ -46,8 +46,11 @@ export function usePainted(ready, view) {
 // -- formats -----------------------------------------------------------------------------
 
 // Not Intl.NumberFormat: making one loads locale data, 50 ms of a first paint here.
+/** The noun for a count: "spec" for 1, "specs" for 0 and the rest. */
+export const noun = (n, one, many = `${one}s`) => (n === 1 ? one : many);
+
 /** "1 spec", "2 specs": a count and its noun. */
-export const counted = (n, noun, plural = `${noun}s`) => `${count(n)} ${n === 1 ? noun : plural}`;
+export const counted = (n, one, many) => `${count(n)} ${noun(n, one, many)}`;
 
 export const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
@@ -98,9 +101,10 @@ export function Warnings({ warnings }) {
   return html`<ul class="warnings" role="note">${warnings.map((w) => html`<li>${w}</li>`)}</ul>`;
 }
 
-export function Stat({ label, value }) {
-  return html`<div class="stat"><span class="value">${value}</span>
-    <span class="label">${label}</span></div>`;
+/** A total and its noun ("1 tag", "2 tags"), the count large above it. */
+export function Stat({ n, one, many }) {
+  return html`<div class="stat"><span class="value">${count(n)}</span>
+    <span class="label">${noun(n, one, many)}</span></div>`;
 }
 
 /** A chip that links somewhere; "on" when its filter is applied. */
@@ -113,7 +117,7 @@ export function Badge({ to, on = false, title, children }) {
 export function MirrorMark({ mirror }) {
   if (!mirror.errors) return null;
   return html` <a class="failed" href=${href("/ui/status", { mirror: mirror.name })}
-    title="errors met loading this mirror: it may hold fewer specs than it should">⚠ ${count(mirror.errors)} ${mirror.errors === 1 ? "error" : "errors"}</a>`;
+    title="errors met loading this mirror: it may hold fewer specs than it should">⚠ ${counted(mirror.errors, "error")}</a>`;
 }
 
 /** A sortable column header: a link to the same view ordered by it. */

@@ -133,7 +133,7 @@ def test_validate_names_every_broken_file_and_exits_1(capsys):
     named = {line.split(":")[0] for line in out[:-2]}
     assert named == {str(BROKEN / n) for n in [*EXPECTED, "two-packages-b.md"]}
     assert out[-2:] == [
-        "8 pages, 1 spec files, 0 indices: 459 records, 459 specs, 1 tags; 19 errors, 0 warnings",
+        "8 pages, 1 spec file, 0 indices: 459 records, 459 specs, 1 tag; 19 errors, 0 warnings",
         "tags: develop",
     ]
 

@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, gql } from "../api.js";
 import { coverageBar } from "../charts.js";
-import { MirrorMark, Problem, TagPicker, Updating, bytes, count, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
+import { MirrorMark, Problem, TagPicker, Updating, bytes, count, counted, href, html, short, useDrawn, usePainted, useQuery } from "../ui.js";
 
 // The last answer, so that coming back to this view shows it again.
 let last = null;
@@ -65,11 +65,20 @@ export function weather(coverage, facts) {
     .filter((e) => !e.hit)
     .sort((a, b) => needed(b) - needed(a) || `${a.name}@${a.version}`.localeCompare(`${b.name}@${b.version}`) || a.hash.localeCompare(b.hash));
   const weight = hits.reduce((sum, e) => sum + (e.spec?.size ?? 0), 0);
-  const counted = hits.length + misses.length;
-  const share = counted ? `${((100 * hits.length) / counted).toFixed(1)}%` : "0%";
-  let summary = `${share} cached: ${count(hits.length)} of ${count(counted)} ${counted === 1 ? "spec" : "specs"}; ${weight ? bytes(weight) : "0 B"} to download`;
-  if (apart.length) summary += `; ${count(apart.length)} externals apart (never fetched from a cache)`;
+  const total = hits.length + misses.length;
+  const share = total ? `${((100 * hits.length) / total).toFixed(1)}%` : "0%";
+  let summary = `${share} cached: ${count(hits.length)} of ${counted(total, "spec")}; ${download(hits, weight)}`;
+  if (apart.length) summary += `; ${counted(apart.length, "external")} apart (never fetched from a cache)`;
   return { hits, misses, apart, needed, summary };
+}
+
+/** What the hits weigh, as `cachegraph coverage` says it: a size unknown is said, never
+ * counted as 0 bytes (an index gives no sizes). */
+function download(hits, weight) {
+  const unknown = hits.filter((e) => e.spec?.size === null || e.spec?.size === undefined).length;
+  if (!hits.length) return "nothing to download";
+  if (unknown === hits.length) return "download size unknown (no source gives the sizes of these specs)";
+  return `${bytes(weight)} to download${unknown ? `, and ${count(unknown)} of unknown size` : ""}`;
 }
 
 function NotALockfile({ message }) {
@@ -178,7 +187,7 @@ function Answer({ coverage, facts, name, tag }) {
       <tbody>${rows.map((e) => html`<${Row} e=${e} needed=${e.hit ? null : report.needed(e)} />`)}</tbody>
     </table></div>
     ${report.apart.length
-      ? html`<details class="externals"><summary>${count(report.apart.length)} externals, apart: a site has them already, never fetched from a cache</summary>
+      ? html`<details class="externals"><summary>${counted(report.apart.length, "external")}, apart: a site has them already, never fetched from a cache</summary>
           <p>${report.apart.map((e, i) => html`${i ? ", " : ""}${e.name}@${e.version} <span class="hash">${short(e.hash)}</span>`)}</p></details>`
       : null}
   </section>`;

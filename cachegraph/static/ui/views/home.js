@@ -32,12 +32,12 @@ export default function Home({ params }) {
     <${TagPicker} tags=${tags} tag=${tag} choose=${(chosen) => navigate(href("/", { tag: chosen }))} />
     <${Updating} busy=${loading} />
     <section class="stats" aria-label="totals">
-      <${Stat} label="specs" value=${count(stats.specCount)} />
-      <${Stat} label="packages" value=${count(stats.packageCount)} />
-      <${Stat} label="stacks" value=${count(stats.stackCount)} />
-      <${Stat} label="compilers" value=${count(stats.compilerCount)} />
-      <${Stat} label="targets" value=${count(stats.targetCount)} />
-      <${Stat} label="tags" value=${count(stats.tagCount)} />
+      <${Stat} n=${stats.specCount} one="spec" />
+      <${Stat} n=${stats.packageCount} one="package" />
+      <${Stat} n=${stats.stackCount} one="stack" />
+      <${Stat} n=${stats.compilerCount} one="compiler" />
+      <${Stat} n=${stats.targetCount} one="target" />
+      <${Stat} n=${stats.tagCount} one="tag" />
     </section>
     <div class="columns">
       <section aria-labelledby="tags-h">

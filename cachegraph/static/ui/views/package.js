@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { gql } from "../api.js";
 import { Commands } from "./spec.js";
 import { SpecResults, filterOf, withParams } from "./search.js";
-import { Loading, Problem, count, href, html, useQuery } from "../ui.js";
+import { Loading, Problem, count, href, html, noun, useQuery } from "../ui.js";
 
 export default function Package({ argument: name, params }) {
   const tag = params.get("tag") || null;
@@ -22,7 +22,7 @@ export default function Package({ argument: name, params }) {
   return html`<h1>${name}${tag ? html` <small>in <span class="tag">${tag}</span></small>` : ""}</h1>
     ${found
       ? html`<section class="facts" aria-label="package facts">
-          <p><strong>${count(found.specCount)}</strong> cached specs ·
+          <p><strong>${count(found.specCount)}</strong> cached ${noun(found.specCount, "spec")} ·
             tags: ${found.tags.length ? null : "none (known from spec files and mirrors)"}${found.tags.map(
               (t, i) => html`${i ? ", " : ""}<a href=${withParams(path, params, { tag: t.name === tag ? null : t.name, after: null, from: null })}
                 aria-pressed=${String(t.name === tag)}>${t.name}</a>`,

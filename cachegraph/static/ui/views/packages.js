@@ -2,7 +2,7 @@
 // a part of the name or a tag, one page at a time.
 
 import { navigate } from "../app.js";
-import { Loading, Pager, Problem, TagPicker, Updating, count, href, html, usePainted, useQuery } from "../ui.js";
+import { Loading, Pager, Problem, TagPicker, Updating, count, counted, href, html, usePainted, useQuery } from "../ui.js";
 import { withParams } from "./search.js";
 
 const PAGE = 100;
@@ -39,7 +39,7 @@ export default function Packages({ params }) {
       <a href=${within({ letter: null })} aria-current=${letter ? undefined : "page"}>all</a>
       ${initials.map(
         (i) => html`<a href=${within({ letter: i.value })} aria-current=${i.value === letter ? "page" : undefined}
-          aria-label=${`${i.value.toUpperCase()}: ${i.count} packages`}>${i.value.toUpperCase()} <span class="n">${count(i.count)}</span></a>`,
+          aria-label=${`${i.value.toUpperCase()}: ${counted(i.count, "package")}`}>${i.value.toUpperCase()} <span class="n">${count(i.count)}</span></a>`,
       )}
     </nav>
     <${Updating} busy=${loading} />

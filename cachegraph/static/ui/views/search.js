@@ -15,8 +15,10 @@ import {
   Warnings,
   commonVariants,
   count,
+  counted,
   href,
   html,
+  noun,
   orderBy,
   queryString,
   usePainted,
@@ -76,7 +78,7 @@ export function withParams(path, params, changes) {
 
 export function FacetPanel({ facets, params, path, skip = [] }) {
   return html`<aside class="facets" aria-label="facets">
-    <p class="total"><strong>${count(facets.specCount)}</strong> ${facets.specCount === 1 ? "spec" : "specs"}</p>
+    <p class="total"><strong>${count(facets.specCount)}</strong> ${noun(facets.specCount, "spec")}</p>
     ${Object.entries(FACETS)
       .filter(([facet]) => !skip.includes(facet) && facets[facet]?.length)
       .map(([facet, [param, , several]]) => {
@@ -320,7 +322,7 @@ function Download({ variables }) {
         first = false;
         rows += 1;
       }
-      setBusy(`${count(rows)} rows`);
+      setBusy(counted(rows, "row"));
       if (!data.specs.pageInfo.hasNextPage) break;
       after = data.specs.pageInfo.endCursor;
     }

@@ -36,12 +36,12 @@ export default function Status({ params }) {
   return html`<h1>Status</h1>
     <p class="summary" data-testid="load-summary">${s.summary}; ${s.seconds} s, finished ${s.finished}.</p>
     <div class="stats">
-      <${Stat} label="pages" value=${count(s.pages)} />
-      <${Stat} label="spec files" value=${count(s.specFiles)} />
-      <${Stat} label="mirrors" value=${count(s.mirrors)} />
-      <${Stat} label="specs" value=${count(s.specs)} />
-      <${Stat} label="errors" value=${count(s.errorCount)} />
-      <${Stat} label="warnings" value=${count(s.warningCount)} />
+      <${Stat} n=${s.pages} one="page" />
+      <${Stat} n=${s.specFiles} one="spec file" />
+      <${Stat} n=${s.mirrors} one="mirror" />
+      <${Stat} n=${s.specs} one="spec" />
+      <${Stat} n=${s.errorCount} one="error" />
+      <${Stat} n=${s.warningCount} one="warning" />
     </div>
     <section aria-labelledby="sources-h">
       <h2 id="sources-h">Sources</h2>

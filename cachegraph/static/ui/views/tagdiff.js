@@ -2,7 +2,7 @@
 
 import { navigate } from "../app.js";
 import { changeBars } from "../charts.js";
-import { Loading, Problem, SpecTable, count, href, html, useDrawn, usePainted, useQuery } from "../ui.js";
+import { Loading, Problem, SpecTable, count, href, html, noun, useDrawn, usePainted, useQuery } from "../ui.js";
 import { withParams } from "./search.js";
 
 const PATH = "/ui/diff";
@@ -52,7 +52,7 @@ function Changes({ from, to, params }) {
   if (error) return html`<${Problem} error=${error} />`;
   if (!diff) return html`<${Loading} />`;
   const total = (k) => diff.stacks.reduce((n, s) => n + s[k], 0);
-  return html`<p class="summary"><strong>${count(diff.added.totalCount)}</strong> specs added,
+  return html`<p class="summary"><strong>${count(diff.added.totalCount)}</strong> ${noun(diff.added.totalCount, "spec")} added,
       <strong>${count(diff.removed.totalCount)}</strong> removed, <strong>${count(diff.kept.totalCount)}</strong> kept
       from <a href=${href("/", { tag: from })}>${from}</a> to <a href=${href("/", { tag: to })}>${to}</a>.</p>
     <section aria-labelledby="by-stack-h">
