@@ -89,17 +89,13 @@ class DataSources:
         """Start working out the sources' fingerprint, in a second process, for the first
         load to take: a server starts it first thing, and it runs while Python imports the
         rest (at a million mirror specs it stats every folder of the mirrors, 1.7 s, about
-        a start on the seeds). Nothing to start without a snapshot."""
-        self._fingerprint = self.fingerprinting()
+        a start on the seeds). Nothing to start without a snapshot, nor with remote mirrors:
+        their copies are known once checked, and the load works it out then."""
+        self._fingerprint = None if self.remote() else self.fingerprinting()
 
     def fingerprinting(self) -> files.Fingerprint | None:
         """The fingerprint started for this load (that one once), or None without a snapshot."""
         started, self._fingerprint = self._fingerprint, None
-        if self.remote() and self._local is None:
-            # the copies are known once checked: the fingerprint is worked out after
-            if started is not None:
-                started.result()
-            return None
         if started is None and self.snapshot:
             started = snapshot.fingerprinting(self.resolved_paths(), self.resolved_mirrors())
         return started

@@ -219,7 +219,18 @@ class Fetcher:
                     raise FetchError(f"{shown}: {retry.reason} ({tries})", retry.status) from None
                 time.sleep(wait)
 
-    def _http_once(self, url, etag, dest, limit, headers, auth, started, ok_statuses) -> Fetched:
+    def _http_once(
+        self,
+        url: str,
+        etag: str,
+        dest: Path | None,
+        limit: int,
+        headers: dict[str, str] | None,
+        auth: tuple[str, str] | None,
+        started: float,
+        ok_statuses: frozenset[int],
+    ) -> Fetched:
+        """One try: redirects followed one by one; ``_Retry`` for what may pass."""
         import httpx2
 
         client = self._client()

@@ -36,6 +36,7 @@ from .. import deadline
 from ..attributes import shown
 from ..errors import BadRecord
 from .chunks import split
+from .fetch import Fetcher, FetchError
 from .files import read_regular
 from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 from .locations import Remote, is_url, mirror_root, redacted, resolved, scheme_of
@@ -60,7 +61,8 @@ INDEX_VERSIONS = {"5", "6", "7", "8"}
 MAX_INDEX_BYTES = 512 << 20
 #: A v3 manifest (a few blob records), layout.json or index.json.hash is far smaller.
 MAX_SMALL_FILE_BYTES = 1 << 20
-_DB_MEDIA = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
+#: the media type of an index blob, with its database version (v3 manifests)
+INDEX_MEDIA = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
 _HASH_AT_END = re.compile(r"-([a-z0-9]{32})\.spec\.(?:json(?:\.sig)?|ya?ml)$")
 
 
@@ -242,7 +244,6 @@ def mirrors_file(path: str | os.PathLike, fetcher: Any = None) -> list[MirrorSou
 
 def _fetched_listing(url: str, fetcher: Any) -> bytes:
     """A mirrors file at a URL (the public cache's ``cache_spack_io_index.json``)."""
-    from .fetch import Fetcher, FetchError
 
     own = fetcher is None
     fetcher = fetcher or Fetcher()
@@ -631,7 +632,7 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> Iterator[dict] | 
         return None
     versions = {}
     for record in blobs:
-        found = _DB_MEDIA.fullmatch(record["mediaType"])
+        found = INDEX_MEDIA.fullmatch(record["mediaType"])
         if found:
             versions[found.group(1)] = record
     usable = sorted((v for v in versions if v in INDEX_VERSIONS), key=int)

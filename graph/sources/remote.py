@@ -20,23 +20,26 @@ import json
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+from ..errors import BadRecord
 from .fetch import Fetcher, FetchError
-from .locations import Remote
+from .frontmatter import decode_text
+from .locations import Remote, mirror_root
+from .mirrors import INDEX_MEDIA, INDEX_VERSIONS
+from .specfiles import clearsigned_text, load_json
 
 #: The index layer of an OCI build cache, and the media types Spack asks for.
 OCI_INDEX_TAG = "index.spack"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_ACCEPT = f"{OCI_MANIFEST}, application/vnd.oci.image.index.v1+json"
-_DB_MEDIA = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: The small files beside an index (a hash file, a manifest, a token answer).
 SMALL = 1 << 20
-INDEX_VERSIONS = ("5", "6", "7", "8")
 
 
 @dataclass
@@ -262,19 +265,13 @@ def _sync_v3(check: _Check, fall_back: bool = False) -> bool:
 
 
 def _index_record(shown: str, data: bytes) -> dict:
-    """The index blob's record in an index manifest: the newest database version read here."""
+    """The index blob's record in an index manifest (clearsigned or not: Spack does not
+    verify the index's signature): the newest database version read here."""
     try:
-        text = data.decode()
-        if text.lstrip().startswith("-----BEGIN PGP SIGNED MESSAGE-----"):
-            # Spack does not verify the index's signature: the JSON is between the headers
-            # and the signature
-            body = text.split("\n\n", 1)[1].split("-----BEGIN PGP SIGNATURE-----", 1)[0]
-            text = "\n".join(line.removeprefix("- ") for line in body.splitlines())
-        doc = json.loads(text)
-        records = doc["data"]
+        records = load_json(clearsigned_text(decode_text(data)))["data"]
         usable = {}
         for record in records:
-            found = _DB_MEDIA.fullmatch(str(record.get("mediaType")))
+            found = INDEX_MEDIA.fullmatch(str(record.get("mediaType")))
             if found and found.group(1) in INDEX_VERSIONS:
                 usable[found.group(1)] = record
         record = usable[max(usable, key=int)]
@@ -285,10 +282,10 @@ def _index_record(shown: str, data: bytes) -> dict:
         ):
             raise ValueError
         return record
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+    except (BadRecord, ValueError, KeyError, TypeError, AttributeError):
+        versions = ", ".join(sorted(INDEX_VERSIONS))
         raise FetchError(
-            f"{shown}: not an index manifest naming an index blob of database version "
-            f"{', '.join(INDEX_VERSIONS)}"
+            f"{shown}: not an index manifest naming an index blob of database version {versions}"
         ) from None
 
 
@@ -376,8 +373,6 @@ def _token(check: _Check, params: str, credentials: tuple[str, str] | None) -> s
     realm = found.pop("realm", "")
     if not realm.startswith(("https://", "http://")):
         raise FetchError(f"{check.remote.shown}: the registry's token realm is not an http(s) URL")
-    from urllib.parse import urlencode
-
     query = urlencode({k: v for k, v in found.items() if k in ("service", "scope")})
     url = f"{realm}{'&' if '?' in realm else '?'}{query}" if query else realm
     got = check.http(url, limit=SMALL, auth=credentials)
@@ -460,6 +455,8 @@ class MirrorWatch:
     #: what failed at the last check ("" when it succeeded)
     error: str = ""
     checks: int = 0
+    #: the check (by its number) that found the last change
+    changed_at: int = 0
     failures: int = 0
     fetched_bytes: int = 0
     #: seconds the last check took
@@ -478,6 +475,8 @@ class MirrorWatch:
         self.layout = synced.held.layout or self.layout
         self.last_change = synced.held.fetched or self.last_change
         self.error = synced.error
+        if synced.changed:
+            self.changed_at = self.checks
         if synced.error:
             self.failures += 1
         else:
@@ -497,10 +496,6 @@ def fetched_mirrors(
     Local mirrors are returned as they are. A remote mirror that could not be checked keeps
     its copy, with ``error`` saying what failed; one never fetched has no copy.
     """
-    from dataclasses import replace
-
-    from .locations import mirror_root
-
     found, changed = [], False
     for source in sources:
         if not source.url:

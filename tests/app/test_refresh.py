@@ -55,7 +55,8 @@ def test_a_changed_index_is_served_within_two_checks_never_mixed(http_server, tm
         index = (TEST / "build_cache" / "index.json").read_bytes()
         http_server.replace(f"{name}/build_cache/index.json.hash", b"")
         http_server.replace(f"{name}/build_cache/index.json", index)
-        checks_then = _ask(client)["mirrors"][0]["freshness"]["checks"]
+        watch = client.app.state.cache.sources.watches["develop/m"]
+        checks_then = watch.checks
         seen = []
         for _ in range(POLLS):
             data = _ask(client)
@@ -68,7 +69,9 @@ def test_a_changed_index_is_served_within_two_checks_never_mixed(http_server, tm
         assert seen[-1] == new
         mirror = data["mirrors"][0]
         assert mirror["specCount"] == 6 and mirror["freshness"]["stale"] is False
-        assert mirror["freshness"]["checks"] - checks_then <= 2  # within two refresh periods
+        # found by the check under way when the index changed, or by the next one: within
+        # two refresh periods (counted in checks, not in seconds of a busy machine)
+        assert watch.changed_at - checks_then <= 2
 
 
 def test_a_stopped_server_leaves_its_mirror_stale_and_said(tmp_path_factory, tmp_path):

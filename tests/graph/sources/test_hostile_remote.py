@@ -111,12 +111,10 @@ def bad_server():
 )
 def test_a_bad_server_is_a_clear_error_on_that_mirror(bad_server, tmp_path, how, error):
     remote = Remote.parse(f"{bad_server}/{how}")
-    started = time.monotonic()
     with Fetcher(LIMITS) as fetcher:
         synced = sync(remote, "", tmp_path, fetcher, offline=False)
     assert synced.copy is None and not synced.changed
     assert synced.error == f"{bad_server}/{how}/build_cache/index.json: {error}"
-    assert time.monotonic() - started < 60  # bounded (the total time is 3 s)
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []  # no part left
 
 
