@@ -59,16 +59,15 @@ class DataSources:
         """Whether any mirror is remote (then each load checks them first)."""
         return any(m.url for m in self.mirrors)
 
-    def check_remote(self, offline: bool = False) -> bool:
+    def check_remote(self) -> bool:
         """Check every remote mirror with Spack's cheap request, fetching the changed ones
-        into the cache directory; return whether any changed (``offline``: no request)."""
+        into the cache directory; return whether any changed."""
         if not self.remote():
             return False
         with Fetcher(self.fetch_limits) as fetcher:
             self._local, changed = fetched_mirrors(
-                self.mirrors, self.cache_dir or default_cache_dir(), fetcher, self.watches,
-                offline=offline,
-            )  # fmt: skip
+                self.mirrors, self.cache_dir or default_cache_dir(), fetcher, self.watches
+            )
         return changed
 
     def bundled(self) -> bool:

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -119,21 +120,13 @@ def held_state(folder: Path) -> Held:
         return Held()
 
 
-def sync(
-    remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetcher, *, offline=False
-) -> Synced:
+def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetcher) -> Synced:
     """Check a remote mirror with the cheap request and fetch its index when it changed.
-
-    ``offline``: no request at all; the copy held is the answer (a restart that must not
-    wait on the network). A failure keeps the copy held and says what failed.
-    """
+    A failure keeps the copy held and says what failed."""
     started = time.monotonic()
     folder = copy_folder(cache_dir, remote.shown, view)
     held = held_state(folder)
     copy = folder if held.hash else None
-    if offline:
-        error = "" if copy else f"{remote.shown}: no copy in the cache directory yet"
-        return Synced(copy, held, error=error)
     check = _Check(remote, view, folder, held, fetcher)
     try:
         if remote.transport == "oci":
@@ -483,42 +476,45 @@ class MirrorWatch:
             self.last_success = now
 
 
+#: Mirrors checked at once: a check is a request or two of waiting on the network (a server
+#: that does not answer waits its retries out), and the client's pool is shared.
+CHECKS_AT_ONCE = 8
+
+
 def fetched_mirrors(
     sources: list,
     cache_dir: str | os.PathLike,
     fetcher: Fetcher,
     watches: dict[str, MirrorWatch] | None = None,
-    offline: bool = False,
 ) -> tuple[list, bool]:
     """The mirrors with each remote one as its local copy, checked (and fetched when it
-    changed) first; also whether any changed. ``watches`` (name -> MirrorWatch) is updated.
+    changed) first, several at once; also whether any changed. ``watches`` (name ->
+    MirrorWatch) is updated.
 
     Local mirrors are returned as they are. A remote mirror that could not be checked keeps
     its copy, with ``error`` saying what failed; one never fetched has no copy.
     """
-    found, changed = [], False
+    roots = {s.url: Remote.parse(mirror_root(s.url)) for s in sources if s.url}
+    # one check a copy: a mirror listed twice (in two tags, say) shares its copy
+    wanted = {(roots[s.url].shown, s.view): (roots[s.url], s.view) for s in sources if s.url}
+    with ThreadPoolExecutor(CHECKS_AT_ONCE, thread_name_prefix="check") as pool:
+        done = pool.map(lambda rv: sync(rv[0], rv[1], cache_dir, fetcher), wanted.values())
+        checked = dict(zip(wanted, done, strict=True))
+    found, changed, now = [], False, time.time()
     for source in sources:
         if not source.url:
             found.append(source)
             continue
-        remote = Remote.parse(mirror_root(source.url))
-        synced = sync(remote, source.view, cache_dir, fetcher, offline=offline)
+        root = roots[source.url]
+        synced = checked[root.shown, source.view]
         if watches is not None:
-            watch = watches.setdefault(source.label, MirrorWatch(source.label, remote.shown))
-            if not offline:
-                watch.record(synced, time.time())
-            else:
-                watch.last_change = synced.held.fetched
-                watch.layout = synced.held.layout
-        changed = changed or synced.changed
-        copy = synced.copy or copy_folder(cache_dir, remote.shown, source.view)
-        layout = synced.held.layout
-        found.append(
-            replace(
-                source, path=copy, error=synced.error,
-                served_layout="oci" if remote.transport == "oci" else layout,
+            watches.setdefault(source.label, MirrorWatch(source.label, root.shown)).record(
+                synced, now
             )
-        )  # fmt: skip
+        changed = changed or synced.changed
+        layout = "oci" if root.transport == "oci" else synced.held.layout
+        copy = synced.copy or copy_folder(cache_dir, root.shown, source.view)
+        found.append(replace(source, path=copy, error=synced.error, served_layout=layout))
     return found, changed
 
 

@@ -112,7 +112,7 @@ def bad_server():
 def test_a_bad_server_is_a_clear_error_on_that_mirror(bad_server, tmp_path, how, error):
     remote = Remote.parse(f"{bad_server}/{how}")
     with Fetcher(LIMITS) as fetcher:
-        synced = sync(remote, "", tmp_path, fetcher, offline=False)
+        synced = sync(remote, "", tmp_path, fetcher)
     assert synced.copy is None and not synced.changed
     assert synced.error == f"{bad_server}/{how}/build_cache/index.json: {error}"
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == []  # no part left

@@ -1,0 +1,423 @@
+"""Issue 37's targets: mirrors served over HTTP (nginx), S3 (SeaweedFS) and OCI (the CNCF
+registry), all on this machine, against the floor measured in the same run.
+
+    python bench/remote.py [--sizes 250000] [--transports http,s3,oci] [--out FILE]
+
+For each size (the mirror workload's tree, ``cachegraph synth --mirror``, made once in the
+work folder) and transport:
+
+- the floor: a fresh process downloading the same index bytes with a plain client (httpx2
+  for http and OCI, obstore for S3) and parsing each with orjson, nothing else;
+- cold start with an empty cache directory: ``cachegraph serve --mirrors-file`` of the
+  remote URLs, process start to ``/readyz`` 200, and peak RSS;
+- the restart with the cache directory, the network up and down (the server of the
+  mirrors stopped): seconds to ready, and that the copies are served marked stale.
+
+Over HTTP only (the check is the same request whatever the transport):
+
+- a refresh with nothing changed over 100 mirrors: seconds, requests a mirror (nginx's
+  access log), and whether anything was loaded again;
+- one mirror of the twelve changed under a running server refreshing every second:
+  seconds until the new data is answered (``loadStatus.finished`` moves), the point query's
+  p99 during the rebuild against its idle p99, and the RSS then against the steady RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import yaml
+from harness import Connection, pct
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmark import (  # noqa: E402
+    Server,
+    index_blobs,
+    peak_rss_mb,
+    rss_with_children,
+    seeds_start,
+    verdict,
+)
+from cachegraph.graph import MirrorSource  # noqa: E402
+from cachegraph.graph.sources.mirrors import mirrors_file  # noqa: E402
+
+from cachegraph.state import DataSources  # noqa: E402
+from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
+from tests.remote import (  # noqa: E402
+    Registry,
+    SeaweedS3,
+    StaticServer,
+    program,
+)
+
+#: What a load of a remote mirror reads: the index and what names it, nothing else.
+READ_FILES = (
+    "build_cache/index.json",
+    "build_cache/index.json.hash",
+    "v3/layout.json",
+    "v3/manifests/index/index.manifest.json",
+)
+POINT = "query($h: String!) { spec(hash: $h) { hash version compiler { name } stacks { name } } }"
+
+
+@dataclass
+class Transported:
+    transport: str
+    floor: float = 0.0
+    cold: float = 0.0
+    rss: float = 0.0
+    restart_up: float = 0.0
+    restart_down: float = 0.0
+    stale_down: bool = False
+
+
+@dataclass
+class RemoteResult:
+    size: int
+    specs: int = 0
+    index_bytes: int = 0
+    seeds: float = 0.0
+    transports: list[Transported] = field(default_factory=list)
+    #: a refresh with nothing changed, 100 mirrors: seconds, requests a mirror, changed
+    refresh: tuple[float, float, bool] = (0.0, 0.0, False)
+    #: one of twelve changed: seconds to new data, idle p99 / rebuild p99 (ms), RSS MB
+    change: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def mirror_folders(tree: Path) -> list[tuple[str, str, Path]]:
+    """(tag, stack, root) of each mirror of a synthesized tree, as its mirrors.yaml lists."""
+    return [(m.tag, m.stack, m.path) for m in mirrors_file(tree / "mirrors.yaml")]
+
+
+def index_files(root: Path) -> list[Path]:
+    """The files of a mirror a load of it reads: its index and what names it."""
+    found = [root / f for f in READ_FILES if (root / f).is_file()]
+    manifest = root / "v3" / "manifests" / "index" / "index.manifest.json"
+    if manifest.is_file():
+        record = orjson.loads(manifest.read_bytes())["data"][0]
+        found.append(root / "blobs" / "sha256" / record["checksum"][:2] / record["checksum"])
+    return found
+
+
+def remote_listing(urls: list[tuple[str, str, str]], where: Path) -> Path:
+    """A mirrors file naming the remote URLs."""
+    listing = where / "remote-mirrors.yaml"
+    entries = [{"tag": t, "stack": s, "url": u} for t, s, u in urls]
+    listing.write_text(yaml.safe_dump({"mirrors": entries}))
+    return listing
+
+
+FLOOR = """
+import sys, json, orjson
+jobs = json.loads(sys.argv[1])
+import httpx2
+client = httpx2.Client(trust_env=False)
+store = None
+for kind, where in jobs:
+    if kind == "http":
+        data = client.get(where).content
+    elif kind == "oci":
+        base, digest = where
+        data = client.get(f"{base}/blobs/{digest}").content
+        if not data:
+            raise SystemExit("empty")
+        client.get(f"{base}/manifests/index.spack",
+                   headers={"Accept": "application/vnd.oci.image.manifest.v1+json"})
+    else:
+        import obstore
+        from obstore.store import S3Store
+        bucket, key, endpoint = where
+        if store is None:
+            store = S3Store(bucket, config={"endpoint": endpoint, "skip_signature": True,
+                            "region": "us-east-1"}, client_options={"allow_http": True})
+        data = bytes(obstore.get(store, key).bytes())
+    orjson.loads(data)
+"""
+
+
+def floor(jobs: list) -> float:
+    """Seconds a fresh process takes to download and parse every index, start to exit."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, json.dumps(jobs)], check=True)
+    return time.perf_counter() - started
+
+
+def index_blob_of(root: Path) -> Path:
+    return index_blobs(root)[0] if (root / "v3").is_dir() else root / "build_cache/index.json"
+
+
+def publish(transport: str, servers: dict, tree: Path, folders) -> tuple[list, list]:
+    """The mirrors put on a server; (tag, stack, URL) of each, and the floor's jobs."""
+    urls, jobs = [], []
+    if transport == "http":
+        nginx: StaticServer = servers["http"]
+        for tag, stack, root in folders:
+            below = root.relative_to(tree).as_posix()
+            urls.append((tag, stack, f"{nginx.url}/{below}"))
+            blob = index_blob_of(root).relative_to(tree).as_posix()
+            jobs.append(("http", f"{nginx.url}/{blob}"))
+    elif transport == "s3":
+        s3: SeaweedS3 = servers["s3"]
+        os.environ.update(s3.env())  # the servers started after reach it (AWS_ENDPOINT_URL)
+        for tag, stack, root in folders:
+            prefix = root.relative_to(tree).as_posix()
+            for path in index_files(root):
+                s3.put("bench", f"{prefix}/{path.relative_to(root).as_posix()}", path.read_bytes())
+            urls.append((tag, stack, f"s3://bench/{prefix}"))
+            blob = index_blob_of(root).relative_to(root).as_posix()
+            jobs.append(("s3", ("bench", f"{prefix}/{blob}", s3.endpoint)))
+    else:
+        registry: Registry = servers["oci"]
+        for tag, stack, root in folders:
+            repository = f"bench/{tag}-{stack}".lower()
+            data = index_blob_of(root).read_bytes()
+            registry.pusher.push_index(repository, data)
+            digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+            urls.append((tag, stack, registry.url(repository)))
+            jobs.append(("oci", (f"{registry.base}/v2/{repository}", digest)))
+    return urls, jobs
+
+
+def ask_status(port: int) -> dict:
+    async def ask() -> dict:
+        conn = Connection(port)
+        query = "{ loadStatus { finished } mirrors { name freshness { stale error lastChange } } }"
+        _, raw = await conn.request("POST", "/graphql", orjson.dumps({"query": query}))
+        await conn.close()
+        return orjson.loads(raw)["data"]
+
+    return asyncio.run(ask())
+
+
+def run_transport(transport: str, servers: dict, tree: Path, folders, work: Path) -> Transported:
+    """Floor, cold start, and restarts with the cache directory; the transport's server is
+    stopped before the last (the network down) and not started again."""
+    got = Transported(transport)
+    urls, jobs = publish(transport, servers, tree, folders)
+    listing = remote_listing(urls, work)
+    print(f"  [{transport}] floor", flush=True)
+    got.floor = floor(jobs)
+    cache = work / f"cache-{transport}"
+    shutil.rmtree(cache, ignore_errors=True)
+    served = ("--mirrors-file", str(listing), "--cache-dir", str(cache), "--response-cache", "0")
+    print(f"  [{transport}] cold start", flush=True)
+    server = Server(None, *served)
+    got.cold, got.rss = server.seconds, peak_rss_mb(server.process.pid)
+    server.stop()
+    print(f"  [{transport}] restart, the network up", flush=True)
+    server = Server(None, *served)
+    got.restart_up = server.seconds
+    server.stop()
+    print(f"  [{transport}] restart, the network down", flush=True)
+    servers.pop(transport).stop()
+    server = Server(None, *served)
+    got.restart_down = server.seconds
+    status = ask_status(server.port)
+    got.stale_down = all(m["freshness"]["stale"] for m in status["mirrors"])
+    server.stop()
+    return got
+
+
+def refresh_unchanged(nginx: StaticServer, work: Path, count: int = 100) -> tuple:
+    """A check of ``count`` small mirrors with nothing changed: seconds, requests a mirror
+    (counted in nginx's access log), and whether any mirror was found changed."""
+    source = ROOT / "seeds" / "mirrors" / "mpigdb"
+    folder = nginx.root / "small"
+    for i in range(count):
+        if not (folder / str(i)).is_dir():
+            shutil.copytree(source, folder / str(i))
+    mirrors = [MirrorSource.parse(f"t:s{i}={nginx.url}/small/{i}") for i in range(count)]
+    sources = DataSources(mirrors=mirrors, cache_dir=str(work / "cache-small"))
+    sources.check_remote()  # the first: every index fetched
+    log = nginx.state / "access.log"
+    before = log.stat().st_size
+    started = time.perf_counter()
+    changed = sources.check_remote()
+    seconds = time.perf_counter() - started
+    with log.open("rb") as f:
+        f.seek(before)
+        requests = sum(1 for line in f if b"/small/" in line)
+    shutil.rmtree(folder)  # not left in the mirror tree the other workloads read
+    return seconds, requests / count, changed
+
+
+def one_changed(nginx: StaticServer, tree: Path, folders, work: Path, cold: float) -> tuple:
+    """Under a server refreshing every second, one v2 mirror's index replaced by one with a
+    new hash: seconds until the new data is answered, point-query p99 idle and during the
+    rebuild (ms), RSS steady and at its peak during the rebuild (MB)."""
+    root = next(r for _, _, r in folders if (r / "build_cache" / "index.json").is_file())
+    urls = [(t, s, f"{nginx.url}/{r.relative_to(tree).as_posix()}") for t, s, r in folders]
+    listing = remote_listing(urls, work)
+    cache = work / "cache-change"
+    shutil.rmtree(cache, ignore_errors=True)
+    index = root / "build_cache" / "index.json"
+    original = index.read_bytes()
+    installs = orjson.loads(original)["database"]["installs"]
+    hashes = sorted(installs)[:200]
+    server = Server(None, "--mirrors-file", str(listing), "--cache-dir", str(cache),
+                    "--refresh", "1", "--response-cache", "0")  # fmt: skip
+    try:
+        idle = asyncio.run(point_times(server.port, hashes, 400))
+        steady = rss_with_children(server.process.pid)
+        finished = ask_status(server.port)["loadStatus"]["finished"]
+        # a new index: the same records, another hash (a rebuild of the same specs)
+        changed = original.rstrip() + b"\n\n"
+        temporary = index.with_name(".index.json.new")
+        temporary.write_bytes(changed)
+        started = time.perf_counter()
+        os.replace(temporary, index)
+        during, peak = [], steady
+        while True:
+            during += asyncio.run(point_times(server.port, hashes, 20))
+            peak = max(peak, rss_with_children(server.process.pid))
+            if ask_status(server.port)["loadStatus"]["finished"] != finished:
+                break
+            if time.perf_counter() - started > 10 * cold + 60:
+                raise RuntimeError("the changed mirror was not loaded again")
+        seconds = time.perf_counter() - started
+    finally:
+        server.stop()
+        index.write_bytes(original)
+    p99 = (pct(idle, 0.99) * 1000, pct(during, 0.99) * 1000)
+    return seconds, *p99, steady, peak
+
+
+async def point_times(port: int, hashes: list[str], n: int) -> list[float]:
+    conn, times = Connection(port), []
+    for i in range(n):
+        body = orjson.dumps({"query": POINT, "variables": {"h": hashes[i % len(hashes)]}})
+        started = time.perf_counter()
+        status, raw = await conn.request("POST", "/graphql", body)
+        times.append(time.perf_counter() - started)
+        if status != 200 or b'"errors"' in raw:
+            raise RuntimeError(f"a point query failed: {raw[:200]!r}")
+    await conn.close()
+    return times
+
+
+def start_servers(work: Path, tree: Path, transports: list[str]) -> dict:
+    servers: dict = {}
+    nginx = program("nginx", "/usr/sbin/nginx")
+    servers["http"] = StaticServer(nginx, tree, work / "nginx-state", None)
+    if "s3" in transports:
+        weed = program("weed", Path(sys.executable).parent / "weed")
+        servers["s3"] = SeaweedS3(weed, Path(tempfile.mkdtemp(dir=work)))
+    if "oci" in transports:
+        binary = program("docker-registry", "/usr/bin/docker-registry")
+        servers["oci"] = Registry(binary, Path(tempfile.mkdtemp(dir=work)))
+    return servers
+
+
+def run_size(size: int, transports: list[str], work: Path) -> RemoteResult:
+    result = RemoteResult(size, seeds=seeds_start())
+    tree = work / f"mirrors-{size}"
+    if not (tree / ".complete").exists():
+        print(f"[remote {size:,}] generating the mirrors", flush=True)
+        synthesize_mirrors(tree, size, 2, 1)
+        (tree / ".complete").write_text("")
+    folders = mirror_folders(tree)
+    blobs = [index_blob_of(root) for _, _, root in folders]
+    result.index_bytes = sum(b.stat().st_size for b in blobs)
+    result.specs = len(
+        {h for b in blobs for h in orjson.loads(b.read_bytes())["database"]["installs"]}
+    )
+    servers = start_servers(work, tree, transports)
+    try:
+        print(f"[remote {size:,}] a refresh of 100 mirrors, nothing changed", flush=True)
+        result.refresh = refresh_unchanged(servers["http"], work)
+        for transport in transports:
+            print(f"[remote {size:,}] {transport}", flush=True)
+            result.transports.append(run_transport(transport, servers, tree, folders, work))
+        if "http" in transports:  # nginx was stopped: the change is measured on a new one
+            servers["http"] = StaticServer(program("nginx", "/usr/sbin/nginx"), tree,
+                                           work / "nginx-state-2", None)  # fmt: skip
+            cold = next(t.cold for t in result.transports if t.transport == "http")
+            print(f"[remote {size:,}] one mirror of {len(folders)} changed", flush=True)
+            result.change = one_changed(servers["http"], tree, folders, work, cold)
+    finally:
+        for server in servers.values():
+            server.stop()
+    return result
+
+
+def report(results: list[RemoteResult]) -> list[str]:
+    lines = [
+        "### Remote mirrors (issue 37)",
+        "",
+        "The mirror workload's tree (12 mirrors, v2 and v3) served by nginx over HTTP, SeaweedFS"
+        " over S3 (only the files a load reads uploaded) and the CNCF registry over OCI (each"
+        " index pushed as Spack pushes it), all on this machine. The floor: a fresh process"
+        " downloading the same index bytes with a plain client and parsing each with orjson.",
+        "",
+    ]
+    for r in results:
+        lines += [
+            f"#### {r.size:,} specs asked ({r.specs:,} in the indices, "
+            f"{r.index_bytes / 2**20:,.0f} MiB of index)",
+            "",
+            "| transport | floor | cold start | ratio (≤ 1.3×) | peak RSS | restart, network "
+            "up | restart, network down (stale) |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for t in r.transports:
+            lines.append(
+                f"| {t.transport} | {t.floor:.2f} s | {t.cold:.2f} s | {t.cold / t.floor:.2f}× "
+                f"{verdict(t.cold <= 1.3 * t.floor)} | {t.rss:,.0f} MB | {t.restart_up:.2f} s | "
+                f"{t.restart_down:.2f} s ({'all stale' if t.stale_down else 'NOT stale'}) |"
+            )
+        seconds, per_mirror, changed = r.refresh
+        took, idle, during, steady, peak = r.change
+        cold = next((t.cold for t in r.transports if t.transport == "http"), float("nan"))
+        lines += [
+            "",
+            f"A start on the seeds in this run: {r.seeds:.2f} s.",
+            "",
+            "| figure | measured | target |",
+            "|---|---:|---|",
+            f"| a refresh with nothing changed, 100 mirrors | {seconds:.2f} s, "
+            f"{per_mirror:.1f} requests a mirror, {'a change found' if changed else 'no rebuild'}"
+            f" | ≤ 1 s, ≤ 2 requests a mirror, no rebuild: "
+            f"{verdict(seconds <= 1 and per_mirror <= 2 and not changed)} |",
+            f"| one mirror of 12 changed: new data answered | {took:.2f} s (cold {cold:.2f} s) | "
+            f"≤ ⅓ of a cold start: {verdict(took <= cold / 3)} |",
+            f"| point-query p99 during the rebuild | {during:.2f} ms (idle {idle:.2f} ms) | "
+            f"≤ 3× idle: {verdict(during <= 3 * idle)} |",
+            f"| RSS during the rebuild | {peak:,.0f} MB (steady {steady:,.0f} MB) | ≤ steady + "
+            "one store |",
+            "",
+        ]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="250000")
+    parser.add_argument("--transports", default="http,s3,oci")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/cachegraph-bench"))
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    transports = args.transports.split(",")
+    args.work.mkdir(parents=True, exist_ok=True)
+    results = [run_size(int(s), transports, args.work) for s in args.sizes.split(",") if s]
+    text = "\n".join(report(results))
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
