@@ -248,6 +248,8 @@ def test_the_status_view_lists_every_source_and_mirror_and_marks_a_failed_one(br
             "test/broken"
         ]
         page.get_by_text(str(SEEDS)).first.wait_for()
+        # Local mirrors only: no remote mirror's freshness, no stale mark.
+        assert page.locator("#freshness-h, a.stale").count() == 0
         # Its problems, by following its count.
         marked.locator("td.num a").first.click()
         page.wait_for_url(re.compile(r"mirror=test%2Fbroken"))
@@ -260,6 +262,7 @@ def test_the_status_view_lists_every_source_and_mirror_and_marks_a_failed_one(br
         # Home marks it too.
         watched.open("/?tag=test")
         page.locator("a.failed").get_by_text(f"{failed['test/broken']}").wait_for()
+        assert page.get_by_test_id("data-age").count() == 0  # its age is a remote mirror's
         watched.check_and_close()
 
 

@@ -19,14 +19,16 @@ export class ApiError extends Error {}
 const kept = new Map();
 const KEPT = 64;
 
-/** The data of one operation: {data, warnings}; throws ApiError with the server's messages. */
-export async function gql(name, variables = {}, { signal } = {}) {
+/** The data of one operation: {data, warnings}; throws ApiError with the server's messages.
+ * ``fresh``: asked of the server each time (revalidated, never an answer kept for max-age), for
+ * what changes between reloads of the data (a remote mirror's last check). */
+export async function gql(name, variables = {}, { signal, fresh = false } = {}) {
   const query = OPERATIONS[name];
   if (!query) throw new ApiError(`the explorer has no operation named ${name}`);
   const extensions = { persistedQuery: { version: 1, sha256Hash: HASHES[name] } };
   const given = JSON.stringify(variables);
   const key = given.length < 65536 ? `${name} ${given}` : null; // not an uploaded lockfile
-  if (kept.has(key)) return kept.get(key);
+  if (!fresh && kept.has(key)) return kept.get(key);
   const params = new URLSearchParams({
     operationName: name,
     variables: given,
@@ -36,7 +38,13 @@ export async function gql(name, variables = {}, { signal } = {}) {
   const operation = { variables, operationName: name, extensions };
   let [response, answer] =
     url.length <= GET_URL_BYTES
-      ? await send(url, { method: "GET", headers: { accept: "application/json" }, signal })
+      ? await send(url, {
+          method: "GET",
+          headers: { accept: "application/json" },
+          // no-cache: the browser revalidates its copy (a 304 when nothing changed)
+          cache: fresh ? "no-cache" : "default",
+          signal,
+        })
       : await send(`${ROOT}/graphql`, post(operation, signal));
   if (answer.errors?.[0]?.message === "PersistedQueryNotFound") {
     [response, answer] = await send(`${ROOT}/graphql`, post({ ...operation, query }, signal));

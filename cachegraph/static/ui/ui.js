@@ -10,8 +10,9 @@ export { href, params, queryString };
 
 // -- data --------------------------------------------------------------------------------
 
-/** {data, warnings, error, loading} of an operation, asked again when its variables change. */
-export function useQuery(name, variables, { skip = false } = {}) {
+/** {data, warnings, error, loading} of an operation, asked again when its variables change;
+ * ``fresh`` asks the server each time (see gql). */
+export function useQuery(name, variables, { skip = false, fresh = false } = {}) {
   const key = JSON.stringify([name, variables]);
   // What is shown answers `state.key`: while that is not the question of this render, the
   // view is loading -- from the very render that asks, so `aria-busy` never claims an old
@@ -21,7 +22,7 @@ export function useQuery(name, variables, { skip = false } = {}) {
     if (skip) return undefined;
     const controller = new AbortController();
     // An answer that comes after its question was replaced is dropped, whatever it is.
-    gql(name, variables, { signal: controller.signal }).then(
+    gql(name, variables, { signal: controller.signal, fresh }).then(
       ({ data, warnings }) => controller.signal.aborted || setState({ data, warnings, key }),
       (error) => controller.signal.aborted || setState({ error, key }),
     );
@@ -66,6 +67,18 @@ export function bytes(n) {
 }
 
 export const short = (hash) => hash.slice(0, 7);
+
+/** A span of seconds as a person says it: "45 s", "4 min", "2 h", "3 days" (rounded down). */
+export function duration(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h`;
+  return counted(Math.floor(s / 86400), "day");
+}
+
+/** Seconds since an ISO 8601 moment, by this browser's clock (never below 0). */
+export const secondsSince = (iso) => Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
 
 // -- pieces ------------------------------------------------------------------------------
 
@@ -118,6 +131,13 @@ export function MirrorMark({ mirror }) {
   if (!mirror.errors) return null;
   return html` <a class="failed" href=${href("/ui/status", { mirror: mirror.name })}
     title="errors met loading this mirror: it may hold fewer specs than it should">⚠ ${counted(mirror.errors, "error")}</a>`;
+}
+
+/** A mark beside a remote mirror whose last check failed: what is served may be old. */
+export function StaleMark({ mirror }) {
+  if (!mirror.freshness?.stale) return null;
+  return html` <a class="stale" href=${href("/ui/status")}
+    title=${`stale: its last check failed (${mirror.freshness.error}); its last good data is served`}>⚠ stale</a>`;
 }
 
 /** A sortable column header: a link to the same view ordered by it. */

@@ -1,4 +1,5 @@
-// Home: the cache at a glance -- totals, tags, stacks, mirrors, and how stacks overlap.
+// Home: the cache at a glance -- how old it is (remote mirrors), totals, tags, stacks,
+// mirrors, and how stacks overlap.
 
 import { useState } from "preact/hooks";
 import { heatmap } from "../charts.js";
@@ -7,14 +8,17 @@ import {
   Loading,
   MirrorMark,
   Problem,
+  StaleMark,
   Stat,
   TagPicker,
   Updating,
   bytes,
   count,
   counted,
+  duration,
   href,
   html,
+  secondsSince,
   useDrawn,
   usePainted,
   useQuery,
@@ -31,6 +35,7 @@ export default function Home({ params }) {
   return html`<h1>The cache at a glance${tag ? html` in <span class="tag">${tag}</span>` : ""}</h1>
     <${TagPicker} tags=${tags} tag=${tag} choose=${(chosen) => navigate(href("/", { tag: chosen }))} />
     <${Updating} busy=${loading} />
+    <${DataAge} mirrors=${mirrors} />
     <section class="stats" aria-label="totals">
       <${Stat} n=${stats.specCount} one="spec" />
       <${Stat} n=${stats.packageCount} one="package" />
@@ -84,12 +89,31 @@ export default function Home({ params }) {
         : html`<div class="scroll"><table>
           <thead><tr><th>mirror</th><th>tag / stack</th><th>layout</th><th class="num">specs</th><th class="num">size</th><th>location</th></tr></thead>
           <tbody>${mirrors.map(
-            (m) => html`<tr class=${m.errors ? "failed" : undefined}><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /></td>
+            (m) => html`<tr class=${m.errors ? "failed" : undefined}><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /><${StaleMark} mirror=${m} /></td>
               <td>${m.tag?.name} / ${m.stack?.name}</td><td>${m.layout}</td>
               <td class="num">${count(m.specCount)}</td><td class="num">${m.totalBytes ? bytes(m.totalBytes) : "–"}</td>
               <td><code>${m.location}</code></td></tr>`,
           )}</tbody></table></div>`}
     </section>`;
+}
+
+/** How old the data is, in one line: the age of the oldest index served (from its last
+ * change, by this browser's clock: a kept answer stays right) and the stale mirrors; nothing
+ * without a remote mirror (local data is as old as its load: the status view says when). */
+function DataAge({ mirrors }) {
+  const remote = mirrors.filter((m) => m.freshness);
+  if (remote.length === 0) return null;
+  // ISO 8601 moments in UTC sort as the times they are
+  const [oldest] = remote.filter((m) => m.freshness.lastChange)
+    .sort((a, b) => (a.freshness.lastChange < b.freshness.lastChange ? -1 : 1));
+  const stale = remote.filter((m) => m.freshness.stale).map((m) => m.name);
+  const age = oldest
+    ? `${remote.length === 1 ? "The index" : "The oldest index"} served was fetched ` +
+      `${duration(secondsSince(oldest.freshness.lastChange))} ago (${oldest.name})`
+    : "No index has been fetched yet";
+  return html`<p class="age" data-testid="data-age">${age}${stale.length
+    ? html`; <a class="stale" href=${href("/ui/status")}>⚠ ${counted(stale.length, "stale mirror")}: ${stale.join(", ")}</a>`
+    : null}.</p>`;
 }
 
 /** The heatmap of shared specs (Jaccard as colour), and the largest pairs as links. */

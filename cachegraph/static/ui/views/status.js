@@ -1,14 +1,17 @@
 // Status, for an admin: every source and mirror with what loaded, the problems of the load
-// (paged, by severity or by mirror), and the snapshot in use. A mirror with errors is marked.
+// (paged, by severity or by mirror), and the snapshot in use. A mirror with errors is marked;
+// a remote one says when it was checked and changed, and whether what is served is stale.
 
 import { withParams } from "./search.js";
 import {
   Loading,
   MirrorMark,
   Problem,
+  StaleMark,
   Stat,
   bytes,
   count,
+  duration,
   href,
   html,
   usePainted,
@@ -21,10 +24,11 @@ export default function Status({ params }) {
   const severity = params.get("severity") || null;
   const mirror = params.get("mirror") || null;
   const offset = Number(params.get("offset") || 0);
-  const { data: first } = useQuery("Status", { severity: null, under: null, offset: 0 });
+  // Asked fresh: a remote mirror's freshness changes with every check, not only with the data.
+  const { data: first } = useQuery("Status", { severity: null, under: null, offset: 0 }, { fresh: true });
   const chosen = first?.mirrors.find((m) => m.name === mirror);
   const under = chosen ? chosen.location.replace(/\/(build_cache(\/index\.json)?|index\.json)$/, "") : null;
-  const { data, error, loading } = useQuery("Status", { severity, under, offset }, { skip: mirror && !first });
+  const { data, error, loading } = useQuery("Status", { severity, under, offset }, { skip: mirror && !first, fresh: true });
   usePainted(data, "status");
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<${Loading} />`;
@@ -32,6 +36,7 @@ export default function Status({ params }) {
   const path = "/ui/status";
   if (!s) return html`<h1>Status</h1><p>This server did not record how its data was loaded.</p>`;
   const problems = s.problems;
+  const remote = mirrors.filter((m) => m.freshness);
   const filtered = [severity && `${severity}s`, chosen && `of ${chosen.name}`].filter(Boolean).join(" ");
   return html`<h1>Status</h1>
     <p class="summary" data-testid="load-summary">${s.summary}; ${s.seconds} s, finished ${s.finished}.</p>
@@ -60,7 +65,7 @@ export default function Status({ params }) {
           <thead><tr><th>mirror</th><th>tag / stack</th><th>layout</th><th>signed</th><th class="num">specs</th><th class="num">size</th><th class="num">errors</th><th class="num">warnings</th><th>location</th></tr></thead>
           <tbody>${mirrors.map(
             (m) => html`<tr class=${m.errors ? "failed" : undefined} data-mirror=${m.name}>
-              <td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /></td>
+              <td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /><${StaleMark} mirror=${m} /></td>
               <td>${m.tag?.name} / ${m.stack?.name}</td><td>${m.layout}</td><td>${m.signed ? "yes" : "no"}</td>
               <td class="num">${count(m.specCount)}</td><td class="num">${m.totalBytes ? bytes(m.totalBytes) : "–"}</td>
               <td class="num">${m.errors + m.warnings
@@ -70,6 +75,7 @@ export default function Status({ params }) {
               <td><code>${m.location}</code></td></tr>`,
           )}</tbody></table></div>`}
     </section>
+    ${remote.length ? html`<${Freshness} mirrors=${remote} />` : null}
     <section aria-labelledby="problems-h" aria-busy=${loading ? "true" : "false"}>
       <h2 id="problems-h">Problems ${filtered ? html`<small>${filtered}</small>` : null}</h2>
       <p class="filters">
@@ -87,4 +93,23 @@ export default function Status({ params }) {
             (p) => html`<tr class=${p.severity}><td>${p.severity}</td><td><code>${p.path}${p.line ? `:${p.line}` : ""}</code></td><td>${p.message}</td></tr>`,
           )}</tbody></table></div>`}
     </section>`;
+}
+
+/** The remote mirrors' freshness: when each was checked and changed, and whether its last
+ * check failed (then its last good data is served: stale, with what failed). */
+function Freshness({ mirrors }) {
+  const at = (moment, never) => (moment ? html`<time datetime=${moment}>${moment}</time>` : never);
+  return html`<section aria-labelledby="freshness-h">
+    <h2 id="freshness-h">Remote mirrors</h2>
+    <div class="scroll"><table class="freshness">
+      <thead><tr><th>mirror</th><th>URL</th><th>layout</th><th>last check</th><th>last change</th><th class="num">age</th><th>next check</th><th>state</th><th>error of the last check</th></tr></thead>
+      <tbody>${mirrors.map(({ name, location, layout, freshness: f }) => html`<tr class=${f.stale ? "stale" : undefined} data-mirror=${name}>
+        <td>${name}</td><td><code>${location}</code></td><td>${layout}</td>
+        <td>${at(f.lastCheck, "never")}</td><td>${at(f.lastChange, "never fetched")}</td>
+        <td class="num">${f.ageSeconds === null ? "–" : duration(f.ageSeconds)}</td>
+        <td>${at(f.nextCheck, "never (refreshing is off)")}</td>
+        <td>${f.stale ? html`<strong class="stale">⚠ stale</strong>` : "fresh"}</td>
+        <td>${f.error ?? "none"}</td></tr>`)}</tbody>
+    </table></div>
+  </section>`;
 }
