@@ -9,9 +9,10 @@ work folder) and transport:
 - the floor: a fresh process downloading the same index bytes with a plain client (httpx2
   for http and OCI, obstore for S3) and parsing each with orjson, nothing else;
 - cold start with an empty cache directory: ``cachegraph serve --mirrors-file`` of the
-  remote URLs, process start to ``/readyz`` 200, and peak RSS;
-- the restart with the cache directory, the network up and down (the server of the
-  mirrors stopped): seconds to ready, and that the copies are served marked stale.
+  remote URLs (and ``--snapshot``), process start to ``/readyz`` 200, and peak RSS;
+- the restart with the cache directory and the snapshot, the network up and down (the
+  server of the mirrors stopped): seconds to ready, and that the copies are served marked
+  stale.
 
 Over HTTP only (the check is the same request whatever the transport):
 
@@ -213,10 +214,15 @@ def run_transport(transport: str, servers: dict, tree: Path, folders, work: Path
     got.floor = floor(jobs)
     cache = work / f"cache-{transport}"
     shutil.rmtree(cache, ignore_errors=True)
-    served = ("--mirrors-file", str(listing), "--cache-dir", str(cache), "--response-cache", "0")
+    snap = work / f"snapshot-{transport}"
+    snap.unlink(missing_ok=True)
+    served = ("--mirrors-file", str(listing), "--cache-dir", str(cache), "--snapshot", str(snap))
     print(f"  [{transport}] cold start", flush=True)
     server = Server(None, *served)
     got.cold, got.rss = server.seconds, peak_rss_mb(server.process.pid)
+    deadline = time.monotonic() + 600  # the snapshot is written once the data is served
+    while not snap.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
     server.stop()
     print(f"  [{transport}] restart, the network up", flush=True)
     server = Server(None, *served)

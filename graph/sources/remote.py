@@ -478,7 +478,7 @@ class MirrorWatch:
 
 #: Mirrors checked at once: a check is a request or two of waiting on the network (a server
 #: that does not answer waits its retries out), and the client's pool is shared.
-CHECKS_AT_ONCE = 8
+CHECKS_AT_ONCE = 16
 
 
 def fetched_mirrors(
