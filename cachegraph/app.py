@@ -48,12 +48,10 @@ def create_app(
     settings = settings or Settings.from_env()
     stamp_request_ids()
     if sources is None:
-        sources = DataSources(
-            list(settings.data), settings.mirror_sources(), settings.snapshot,
-            cache_dir=settings.cache_dir, fetch_limits=settings.fetch_limits(),
-        )  # fmt: skip
+        sources = settings.data_sources()
     state = State(sources=sources, graph=graph)
     metrics = Metrics()
+    metrics.remote_mirrors.watches = sources.watches
     token = settings.token()
     # None unless OTEL_EXPORTER_OTLP_ENDPOINT is set
     tracing = Tracing.from_env(min_ms=settings.trace_min_ms)
@@ -85,7 +83,13 @@ def create_app(
                 await state.load()
             except NoData as exc:
                 log.error("no data loaded, stopping: %s", exc)
-                raise
+                server = getattr(app.state, "server", None)
+                if server is None:
+                    raise  # an embedding app (a test client) is told so
+                # ``cachegraph serve`` stops as Ctrl-C stops it, having said why in the line
+                # above: a failed startup would print the lifespan's traceback as well.
+                state.last = Outcome(False, time.time(), f"no data loaded: {exc}")
+                server.should_exit = True
             except deadline.Stopped:  # Ctrl-C while loading: the server is ending anyway
                 log.warning("stopped while loading the data: the server is ending")
                 state.last = Outcome(False, 0.0, "stopped while loading")
@@ -129,7 +133,6 @@ def create_app(
         if state.graph is not None:
             caches["answers"] = state.graph.kept_answers
         metrics.caches(caches)
-        metrics.mirrors(state.sources.watches, time.time())
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     async def admin_reload(request: Request) -> Response:

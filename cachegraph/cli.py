@@ -87,6 +87,7 @@ def _add_mirror_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mirrors-file", metavar="PATH", help="a YAML or JSON list of mirrors (a path or a URL)"
     )
+    config.add_fetch_arguments(parser)
 
 
 def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
@@ -100,7 +101,7 @@ def _mirrors(args: argparse.Namespace) -> list[MirrorSource]:
         raise SystemExit(f"cachegraph: error: {config.env_name('mirror')}: {exc}") from None
     listing = args.mirrors_file or base.mirrors_file
     try:
-        listed = config.mirror_sources((), listing)
+        listed = config.mirror_sources((), listing, base.fetch_limits())
     except ValueError as exc:
         flag = "--mirrors-file" if args.mirrors_file else config.env_name("mirrors_file")
         raise SystemExit(f"cachegraph: error: {flag}: {exc}") from None
@@ -128,12 +129,13 @@ def _data(args: argparse.Namespace) -> list[str]:
     return list(args.data) or list(args.base.data)
 
 
-def _sources(args: argparse.Namespace) -> DataSources:
+def _sources(args: argparse.Namespace, paths: list[str] | None = None) -> DataSources:
+    """The command's data (``paths``, else --data or CACHEGRAPH_DATA) and mirrors."""
     base: config.Settings = args.base
-    return DataSources(
-        paths=_data(args), mirrors=_mirrors(args),
-        cache_dir=base.cache_dir, fetch_limits=base.fetch_limits(),
-    )  # fmt: skip
+    sources = base.data_sources(_mirrors(args))
+    sources.paths = _data(args) if paths is None else paths
+    sources.snapshot = ""  # a command reads its data; only a server keeps a snapshot
+    return sources
 
 
 def _level(args: argparse.Namespace) -> int:
@@ -207,12 +209,12 @@ def serve(args: argparse.Namespace) -> int:
         settings.documents()  # and a bad trusted-documents file
     except ValueError as exc:
         raise SystemExit(f"cachegraph: error: {exc}") from None
-    given = [*settings.data, *(str(m.path) for m in mirrors)]
-    if given and not any(map(os.path.exists, given)):
+    given = [*settings.data, *(str(m.path) for m in mirrors if not m.url)]
+    if given and not any(m.url for m in mirrors) and not any(map(os.path.exists, given)):
         raise SystemExit(
             f"cachegraph: error: no data to serve: {', '.join(given)}: no such file or folder"
         )
-    sources = DataSources(list(settings.data), mirrors, settings.snapshot)
+    sources = settings.data_sources(mirrors)
     if settings.workers == 1:  # workers are new processes: each works out its own
         sources.start_fingerprint()  # before the imports below, which it overlaps
 
@@ -245,8 +247,10 @@ def serve(args: argparse.Namespace) -> int:
         return 0
     app = create_app(sources=sources, settings=settings)
     server = uvicorn.Server(uvicorn.Config(app, **options))
+    app.state.server = server  # the app stops it when there is no data to serve
     server.run(sockets=[listening])
-    return 0
+    state = app.state.cache  # nothing loaded at start (NoData): the server stopped, said why
+    return 1 if state.graph is None and state.last is not None and state.last.finished else 0
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -469,11 +473,7 @@ def trusted_documents(args: argparse.Namespace) -> int:
 def validate(args: argparse.Namespace) -> int:
     # Nothing given (no PATH, --data, mirror or variable): the bundled data, as serve loads it.
     given = [*args.paths, *args.data] or list(args.base.data)
-    base: config.Settings = args.base
-    sources = DataSources(
-        paths=given, mirrors=_mirrors(args),
-        cache_dir=base.cache_dir, fetch_limits=base.fetch_limits(),
-    )  # fmt: skip
+    sources = _sources(args, given)
     if sources.bundled():
         _say("validate", "no PATH, --data or mirror given: the bundled data, as serve loads it")
     sources.check_remote()  # each remote mirror read from its local copy, checked first
@@ -653,6 +653,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser(base).parse_args(argv)
     logging.basicConfig(level=base.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.run is not serve:  # serve reads every setting from its flags itself
+            args.base = config.with_fetch_arguments(args, base)
         return args.run(args)
     except UsageError as exc:
         print(exc, file=sys.stderr)

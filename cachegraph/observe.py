@@ -13,6 +13,7 @@ import gc
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -25,7 +26,7 @@ from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from cachegraph.graph.bounded import BoundedCache
 
@@ -236,14 +237,49 @@ class _CollectorPauses:
 COLLECTOR_PAUSES = _CollectorPauses()
 
 
-#: Per remote mirror, read from its ``MirrorWatch`` at each scrape.
-_MIRROR_GAUGES = {
-    "fetch_seconds": "seconds the last check of a remote mirror took (its fetch, if it changed)",
-    "fetched_bytes": "bytes fetched from a remote mirror since the server started",
-    "fetch_failures": "checks of a remote mirror that failed since the server started",
-    "seconds_since_success": "seconds since the last successful check of a remote mirror",
-    "stale": "1 when a remote mirror's last check failed: its last good data is served",
-}
+class _RemoteMirrors:
+    """Per remote mirror, read from its ``MirrorWatch`` (``graph.sources.remote``) when
+    scraped: what its checks took and met since the server started."""
+
+    def __init__(self) -> None:
+        #: name -> MirrorWatch: the server's, set once it has one
+        self.watches: Mapping[str, Any] = {}
+
+    def collect(self) -> list:
+        now, labels = time.time(), ["mirror"]
+        seconds = GaugeMetricFamily(
+            "cachegraph_mirror_fetch_seconds",
+            "seconds the last check of a remote mirror took (its fetch, if it changed)",
+            labels=labels,
+        )
+        since = GaugeMetricFamily(
+            "cachegraph_mirror_seconds_since_success",
+            "seconds since the last successful check of a remote mirror (+Inf: none since "
+            "the server started)",
+            labels=labels,
+        )
+        stale = GaugeMetricFamily(
+            "cachegraph_mirror_stale",
+            "1 when a remote mirror's last check failed: its last good data is served",
+            labels=labels,
+        )
+        fetched = CounterMetricFamily(
+            "cachegraph_mirror_fetched_bytes",
+            "bytes fetched from a remote mirror since the server started",
+            labels=labels,
+        )
+        failures = CounterMetricFamily(
+            "cachegraph_mirror_fetch_failures",
+            "checks of a remote mirror that failed since the server started",
+            labels=labels,
+        )
+        for name, w in list(self.watches.items()):
+            seconds.add_metric([name], w.seconds)
+            since.add_metric([name], now - w.last_success if w.last_success else math.inf)
+            stale.add_metric([name], 1 if w.stale else 0)
+            fetched.add_metric([name], w.fetched_bytes)
+            failures.add_metric([name], w.failures)
+        return [seconds, since, stale, fetched, failures]
 
 
 class Metrics:
@@ -304,10 +340,8 @@ class Metrics:
         self.cache_bytes = Gauge(
             "cachegraph_cache_bytes", "bytes each cache holds (estimated)", ["cache"], registry=r
         )
-        self.mirror_gauges = {
-            name: Gauge(f"cachegraph_mirror_{name}", help, ["mirror"], registry=r)
-            for name, help in _MIRROR_GAUGES.items()
-        }
+        self.remote_mirrors = _RemoteMirrors()
+        r.register(self.remote_mirrors)
         self.cache_budget = Gauge(
             "cachegraph_cache_budget_bytes", "bytes each cache may hold", ["cache"], registry=r
         )
@@ -321,17 +355,6 @@ class Metrics:
             ["cache"],
             registry=r,
         )
-
-    def mirrors(self, watches: dict, now: float) -> None:
-        """Set each remote mirror's gauges from what is known of it (name -> MirrorWatch)."""
-        g = self.mirror_gauges
-        for name, w in list(watches.items()):
-            g["fetch_seconds"].labels(name).set(w.seconds)
-            g["fetched_bytes"].labels(name).set(w.fetched_bytes)
-            g["fetch_failures"].labels(name).set(w.failures)
-            since = now - w.last_success if w.last_success else float("inf")
-            g["seconds_since_success"].labels(name).set(since)
-            g["stale"].labels(name).set(1 if w.stale else 0)
 
     def caches(self, caches: Mapping[str, BoundedCache]) -> None:
         """Show each cache's bytes, budget, entries and evictions."""

@@ -13,10 +13,10 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cachegraph.graph import MirrorSource
-from cachegraph.graph.sources.fetch import FetchLimits
+from cachegraph.graph.sources.fetch import Fetcher, FetchLimits, ca_bundle_problem
 from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
 
@@ -25,6 +25,9 @@ from .execution.persisted import BUDGET as PERSISTED_BUDGET
 from .execution.persisted import Documents, load_trusted, sha256
 from .execution.tracing import MIN_MS as TRACE_MIN_MS
 from .execution.validators import MAX_AGE, Validators
+
+if TYPE_CHECKING:
+    from .state import DataSources
 
 ENV_PREFIX = "CACHEGRAPH_"
 _DEFAULTS = Limits()
@@ -250,7 +253,20 @@ class Settings:
 
     def mirror_sources(self) -> list[MirrorSource]:
         """Every mirror the settings name; ValueError says which is wrong."""
-        return mirror_sources(self.mirror + self.index, self.mirrors_file)
+        return mirror_sources(self.mirror + self.index, self.mirrors_file, self.fetch_limits())
+
+    def data_sources(self, mirrors: list[MirrorSource] | None = None) -> DataSources:
+        """Where the server's data comes from, as the settings say (``mirrors``: those the
+        settings name, already read)."""
+        from .state import DataSources
+
+        return DataSources(
+            list(self.data),
+            self.mirror_sources() if mirrors is None else mirrors,
+            self.snapshot,
+            cache_dir=self.cache_dir,
+            fetch_limits=self.fetch_limits(),
+        )
 
     def fetch_limits(self) -> FetchLimits:
         """The bounds of each fetch from a remote mirror."""
@@ -311,6 +327,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "refresh": (lambda v: 0 <= v < math.inf, "0 (never) or more seconds"),
     "fetch_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "max_index_bytes": (_at_least(1), "at least 1"),
+    "ca_bundle": (lambda v: not ca_bundle_problem(v), "a readable file of PEM CA certificates"),
 }
 
 
@@ -333,10 +350,16 @@ def env_name(name: str) -> str:
     return _ENV_NAMES.get(name) or ENV_PREFIX + name.upper()
 
 
-def mirror_sources(texts: Iterable[str], listing: str = "") -> list[MirrorSource]:
-    """The mirrors of ``TAG:STACK=PATH`` texts and of a mirrors file; ValueError names a bad one."""
+def mirror_sources(
+    texts: Iterable[str], listing: str = "", limits: FetchLimits | None = None
+) -> list[MirrorSource]:
+    """The mirrors of ``TAG:STACK=PATH`` texts and of a mirrors file (a path or a URL, fetched
+    within ``limits``); ValueError names a bad one."""
     found = [MirrorSource.parse(text) for text in texts]
-    return found + (mirrors_file(listing) if listing else [])
+    if not listing:
+        return found
+    with Fetcher(limits) as fetcher:
+        return found + mirrors_file(listing, fetcher)
 
 
 def flag_name(name: str) -> str:
@@ -403,6 +426,29 @@ def add_arguments(parser: argparse.ArgumentParser, base: Settings) -> None:
             # line naming the flag, not argparse's usage and "invalid int value".
             options.update(default=default)
         parser.add_argument(flag_name(f.name), **options)
+
+
+#: How remote mirrors are fetched: flags of every command that reads mirrors, not only serve.
+FETCH_SETTINGS = ("cache_dir", "ca_bundle", "fetch_timeout", "max_index_bytes")
+
+
+def add_fetch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The fetch settings' flags, for a command other than serve (which has every setting)."""
+    for f in fields(Settings):
+        if f.name in FETCH_SETTINGS:
+            parser.add_argument(flag_name(f.name), dest=f.name, default=None,
+                                metavar=f.metadata["metavar"], help=f.metadata["help"])  # fmt: skip
+
+
+def with_fetch_arguments(args: argparse.Namespace, base: Settings) -> Settings:
+    """``base`` with the fetch settings a command's flags give (text, converted and checked
+    as a variable's is: ValueError names a bad one)."""
+    given = {
+        f.name: _from_text(f, value, flag_name) if type(f.default) is not str else value
+        for f in fields(Settings)
+        if f.name in FETCH_SETTINGS and (value := getattr(args, f.name, None)) is not None
+    }
+    return check(dataclasses.replace(base, **given), flag_name) if given else base
 
 
 def from_arguments(args: argparse.Namespace, base: Settings) -> Settings:

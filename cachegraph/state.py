@@ -29,6 +29,7 @@ from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, fetched_mirrors
 from cachegraph.graph.words import counted
 
+from .aside import load_aside
 from .progress import ProgressLine
 from .sources import default_data, default_mirrors
 
@@ -100,13 +101,16 @@ class DataSources:
         return started
 
 
-def load_sources(sources: DataSources, checked: bool = False) -> tuple[CacheGraph, LoadReport, str]:
+def load_sources(
+    sources: DataSources, checked: bool = False, aside: bool = False
+) -> tuple[CacheGraph, LoadReport, str]:
     """Load the sources -- from the snapshot when it was made from these very files.
 
     Remote mirrors are checked first, and fetched where they changed (``checked``: they
-    just were, by a refresh). The third item is the fingerprint to write a snapshot under
-    once the graph is served; empty when there is none to write (no snapshot asked, or read
-    from it).
+    just were, by a refresh). ``aside``: a full load is made by a second process
+    (``cachegraph.aside``), as a reload's is, so that the server answers meanwhile. The
+    third item is the fingerprint to write a snapshot under once the graph is served; empty
+    when there is none to write (no snapshot asked, or read from it).
     """
     started = time.perf_counter()
     if not checked:
@@ -126,10 +130,14 @@ def load_sources(sources: DataSources, checked: bool = False) -> tuple[CacheGrap
             # The fingerprint is of the files before any is read (a file changed
             # meanwhile makes the snapshot stale, never wrong); it is worked out
             # while this process lists them.
-            progress = ProgressLine()
-            ready = pending.result if pending else None
-            graph, report = load(paths, mirrors, progress=progress, before_reading=ready)
-            progress.done()
+            built = load_aside(paths, mirrors) if aside else None
+            if built is not None:
+                graph, report = built
+            else:
+                progress = ProgressLine()
+                ready = pending.result if pending else None
+                graph, report = load(paths, mirrors, progress=progress, before_reading=ready)
+                progress.done()
             key = pending.result() if pending else ""
         # Set the new objects aside before the collector runs again: else its
         # first run scans them all.
@@ -276,7 +284,7 @@ class State:
         async with self._lock:
             try:
                 graph, report, key = await anyio.to_thread.run_sync(
-                    load_sources, self.sources, checked
+                    load_sources, self.sources, checked, True
                 )
             except Exception as exc:
                 log.exception("reload failed")

@@ -65,6 +65,23 @@ class FetchLimits:
     ca_bundle: str = ""
 
 
+def ca_bundle_problem(path: str) -> str:
+    """What is wrong with a CA bundle file ("" when nothing is, or none is given).
+
+    >>> ca_bundle_problem(""), ca_bundle_problem("/no/such/ca.pem")
+    ('', 'cannot be read: No such file or directory')
+    """
+    if not path:
+        return ""
+    try:
+        ssl.create_default_context(cafile=path)
+    except FileNotFoundError as exc:
+        return f"cannot be read: {exc.strerror}"
+    except OSError as exc:  # ssl.SSLError is one: no certificate in it
+        return f"holds no PEM certificate ({type(exc).__name__})"
+    return ""
+
+
 class FetchError(Exception):
     """A fetch that failed: the message names the URL (no credentials) and what went wrong."""
 
@@ -171,6 +188,9 @@ class Fetcher:
             import httpx2  # only a server with remote mirrors pays for importing it
 
             limits = self.limits
+            problem = ca_bundle_problem(limits.ca_bundle)
+            if problem:
+                raise FetchError(f"the CA bundle {limits.ca_bundle} (--ca-bundle): {problem}")
             context = ssl.create_default_context(cafile=limits.ca_bundle or None)
             self._http = httpx2.Client(
                 timeout=httpx2.Timeout(
@@ -290,10 +310,9 @@ class Fetcher:
             except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError) as e:
                 if sink is not None:
                     sink.close(ok=False)
-                if isinstance(e.__context__, ssl.SSLCertVerificationError) or "CERTIFICATE" in str(
-                    e
-                ):
-                    raise FetchError(f"{shown}: TLS certificate not trusted") from None
+                tls = _tls_failure(e)
+                if tls:
+                    raise FetchError(f"{shown}: {tls}") from None
                 raise _Retry(_network_reason(e), None, None) from None
             except httpx2.DecodingError:
                 if sink is not None:
@@ -383,6 +402,21 @@ def _etag(value: str) -> str:
     if value.startswith('"') and value.endswith('"') and len(value) >= 2:
         return value[1:-1]
     return value
+
+
+def _tls_failure(exc: BaseException) -> str:
+    """What a TLS failure was, from an exception and its causes; "" when it was none."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY" in str(exc):
+            return "TLS certificate not trusted (--ca-bundle names a site's CA)"
+        if isinstance(exc, ssl.SSLError) or "SSL" in type(exc).__name__:
+            return (
+                "the TLS handshake failed: does it speak https? (a registry without TLS is "
+                "oci+http://, a plain server http://)"
+            )
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return ""
 
 
 def _network_reason(exc: Exception) -> str:

@@ -8,6 +8,7 @@ shown: ``shown`` is the URL with them removed, and every message names that.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 
@@ -62,14 +63,18 @@ class Remote:
         >>> Remote.parse("oci://ghcr.io/spack/cache").transport
         'oci'
         """
-        parts = urlsplit(text.strip())
+        try:
+            parts = urlsplit(text.strip())
+            port = parts.port
+        except ValueError as exc:  # a port that is no number, a broken [IPv6] host
+            raise ValueError(f"{redacted(text)}: not a URL: {exc}") from None
         scheme = parts.scheme.lower()
         if scheme not in REMOTE_SCHEMES:
             raise ValueError(f"{redacted(text)}: not a URL of {', '.join(REMOTE_SCHEMES)}")
         if not parts.hostname:
             raise ValueError(f"{redacted(text)}: the URL names no host (or bucket)")
         user, password = unquote(parts.username or ""), unquote(parts.password or "")
-        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        host = parts.hostname + (f":{port}" if port else "")
         path = parts.path.rstrip("/")
         shown = urlunsplit((scheme, host, path, "", ""))
         return cls(shown, scheme, (user, password))
@@ -77,6 +82,16 @@ class Remote:
     @property
     def transport(self) -> str:
         return REMOTE_SCHEMES[self.scheme]
+
+    @property
+    def identity(self) -> str:
+        """What names the mirror's content: its URL, and for a bucket the endpoint it is read
+        from (``AWS_ENDPOINT_URL``: the same ``s3://`` name on another store is another
+        mirror)."""
+        if self.scheme != "s3":
+            return self.shown
+        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        return f"{self.shown} at {redacted(endpoint)}" if endpoint else self.shown
 
     @property
     def host(self) -> str:

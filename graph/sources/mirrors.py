@@ -140,6 +140,12 @@ class MirrorSource:
         cls, tag: str, stack: str, location: str, name: str = "", view: str = ""
     ) -> MirrorSource:
         """A mirror at a path, a ``file://`` URL or a remote URL (checked: ValueError)."""
+        scheme = scheme_of(location)
+        if scheme and scheme != "file" and not is_url(location):
+            raise ValueError(
+                f"{redacted(location)}: the URL scheme {scheme!r} is not one a mirror is read "
+                "from (http, https, s3, gs, oci, oci+http or file)"
+            )
         if is_url(location):
             url, _, named = location.partition("^") if "^" in location else (location, "", "")
             Remote.parse(url)  # says what is wrong with it

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import time
@@ -33,12 +34,13 @@ from .locations import Remote, mirror_root
 from .mirrors import INDEX_MEDIA, INDEX_VERSIONS
 from .specfiles import clearsigned_text, load_json
 
+log = logging.getLogger("cachegraph")
+
 #: The index layer of an OCI build cache, and the media types Spack asks for.
 OCI_INDEX_TAG = "index.spack"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_ACCEPT = f"{OCI_MANIFEST}, application/vnd.oci.image.index.v1+json"
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 #: The small files beside an index (a hash file, a manifest, a token answer).
 SMALL = 1 << 20
 
@@ -124,7 +126,7 @@ def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetch
     """Check a remote mirror with the cheap request and fetch its index when it changed.
     A failure keeps the copy held and says what failed."""
     started = time.monotonic()
-    folder = copy_folder(cache_dir, remote.shown, view)
+    folder = copy_folder(cache_dir, remote.identity, view)
     held = held_state(folder)
     copy = folder if held.hash else None
     check = _Check(remote, view, folder, held, fetcher)
@@ -141,7 +143,10 @@ def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetch
         return Synced(copy, held, False, exc.message, time.monotonic() - started,
                       check.fetched_bytes, check.requests)  # fmt: skip
     except OSError as exc:
-        error = f"{remote.shown}: cannot write its copy in the cache directory: {exc.strerror}"
+        error = (
+            f"{remote.shown}: cannot write its copy in the cache directory (--cache-dir, "
+            f"CACHEGRAPH_CACHE_DIR): {exc.strerror or exc}"
+        )
         return Synced(copy, held, False, error, time.monotonic() - started,
                       check.fetched_bytes, check.requests)  # fmt: skip
     return Synced(folder, check.held, changed, "", time.monotonic() - started,
@@ -153,17 +158,18 @@ def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetch
 
 def _sync_v2(check: _Check) -> bool:
     """``EtagIndexFetcher`` when an ETag is held (http only), else ``DefaultIndexFetcher``:
-    the hash file first, the index only when its hash differs from the one held."""
+    the hash file first, the index only when its hash differs from the one held (a hash
+    file that disagrees with the index is kept as it was: the load says so, as on disk)."""
     held = check.held
+    stated = None
     if held.etag and check.remote.transport == "http" and held.layout == "v2":
         got = check.get("build_cache/index.json", etag=held.etag, dest=_part(check, "index"))
         if got.status == 304:
             return False
     else:
-        if held.layout == "v2" and held.hash:
-            stated = _hash_file(check)
-            if stated == held.hash:
-                return False
+        stated = _hash_file(check)
+        if held.layout == "v2" and held.hash and (stated or b"").strip() == held.hash.encode():
+            return False
         got = check.get("build_cache/index.json", dest=_part(check, "index"))
     if got.status == 404:
         raise FetchError(
@@ -178,28 +184,26 @@ def _sync_v2(check: _Check) -> bool:
         _write_state(check.folder, held)
         return False
     signed = check.get("build_cache/_pgp/index.json", limit=SMALL).status == 200
-    build_cache = check.folder / "build_cache"
+    # the hash file as served, or none where none is: the load checks it as on disk
+    stated = {} if stated is None else {"build_cache/index.json.hash": stated}
     _replace_folder_files(
-        check.folder,
-        {"build_cache/index.json": got.path},
-        {"build_cache/index.json.hash": digest.encode()},
-        keep=("state.json",),
+        check.folder, {"build_cache/index.json": got.path}, stated, keep=("state.json",)
     )
     if signed:
-        (build_cache / "_pgp").mkdir(exist_ok=True)
+        (check.folder / "build_cache" / "_pgp").mkdir(exist_ok=True)
     check.held = Held(check.remote.shown, "v2", digest, got.etag, time.time(), got.size)
     _write_state(check.folder, check.held)
     return True
 
 
-def _hash_file(check: _Check) -> str:
-    """``index.json.hash``: at most 64 characters; a failure or a bad value is not fatal."""
+def _hash_file(check: _Check) -> bytes | None:
+    """``index.json.hash`` as served, its first 64 bytes (None: there is none, or it could
+    not be had); a failure or a bad value is not fatal, as in Spack."""
     try:
         got = check.get("build_cache/index.json.hash", limit=SMALL)
     except FetchError:
-        return ""
-    text = got.data[:64].decode("ascii", "replace").strip() if got.status == 200 else ""
-    return text if _HEX64.fullmatch(text) else ""
+        return None
+    return got.data[:64] if got.status == 200 else None
 
 
 # -- v3 ----------------------------------------------------------------------------------
@@ -496,7 +500,7 @@ def fetched_mirrors(
     """
     roots = {s.url: Remote.parse(mirror_root(s.url)) for s in sources if s.url}
     # one check a copy: a mirror listed twice (in two tags, say) shares its copy
-    wanted = {(roots[s.url].shown, s.view): (roots[s.url], s.view) for s in sources if s.url}
+    wanted = {(roots[s.url].identity, s.view): (roots[s.url], s.view) for s in sources if s.url}
     with ThreadPoolExecutor(CHECKS_AT_ONCE, thread_name_prefix="check") as pool:
         done = pool.map(lambda rv: sync(rv[0], rv[1], cache_dir, fetcher), wanted.values())
         checked = dict(zip(wanted, done, strict=True))
@@ -506,16 +510,28 @@ def fetched_mirrors(
             found.append(source)
             continue
         root = roots[source.url]
-        synced = checked[root.shown, source.view]
+        synced = checked[root.identity, source.view]
         if watches is not None:
-            watches.setdefault(source.label, MirrorWatch(source.label, root.shown)).record(
-                synced, now
-            )
+            watch = watches.setdefault(source.label, MirrorWatch(source.label, root.shown))
+            _log_change(watch, synced)
+            watch.record(synced, now)
         changed = changed or synced.changed
         layout = "oci" if root.transport == "oci" else synced.held.layout
-        copy = synced.copy or copy_folder(cache_dir, root.shown, source.view)
+        copy = synced.copy or copy_folder(cache_dir, root.identity, source.view)
         found.append(replace(source, path=copy, error=synced.error, served_layout=layout))
     return found, changed
+
+
+def _log_change(watch: MirrorWatch, synced: Synced) -> None:
+    """Say what changed for an operator: a mirror going stale (once, not at every failed
+    check), coming back, or changing its index."""
+    if synced.error and not watch.stale:
+        kept = "serving its last good data (stale)" if synced.copy else "it holds nothing yet"
+        log.warning("mirror %s: %s; %s", watch.name, synced.error, kept)
+    elif not synced.error and watch.stale:
+        log.info("mirror %s: reachable again", watch.name)
+    if synced.changed and watch.checks:
+        log.info("mirror %s: its index changed (%s bytes)", watch.name, f"{synced.held.size:,}")
 
 
 def default_cache_dir() -> str:

@@ -74,7 +74,8 @@ def test_a_changed_index_is_served_within_two_checks_never_mixed(http_server, tm
         assert watch.changed_at - checks_then <= 2
 
 
-def test_a_stopped_server_leaves_its_mirror_stale_and_said(tmp_path_factory, tmp_path):
+def test_a_stopped_server_leaves_its_mirror_stale_and_said(tmp_path_factory, tmp_path, caplog):
+    caplog.set_level(logging.INFO, "cachegraph")
     servers = static_server(tmp_path_factory, None)
     server = next(servers)
     url = server.publish(MPIGDB)
@@ -91,7 +92,16 @@ def test_a_stopped_server_leaves_its_mirror_stale_and_said(tmp_path_factory, tmp
         assert mirror["freshness"]["error"] == f"{manifest}: cannot connect (4 tries)"
         metrics = client.get("/metrics").text
         assert 'cachegraph_mirror_stale{mirror="develop/m"} 1.0' in metrics
-        assert 'cachegraph_mirror_fetch_failures{mirror="develop/m"} ' in metrics
+        assert 'cachegraph_mirror_fetch_failures_total{mirror="develop/m"} ' in metrics
+        for _ in range(POLLS):  # a second failed check: said once, not at every check
+            if client.app.state.cache.sources.watches["develop/m"].failures >= 2:
+                break
+            time.sleep(0.2)
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mirror ")]
+    assert said == [
+        f"mirror develop/m: {manifest}: cannot connect (4 tries); serving its last good data "
+        "(stale)"
+    ]
 
 
 def test_a_credential_in_a_url_appears_nowhere(http_server, tmp_path, caplog):

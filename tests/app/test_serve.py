@@ -115,6 +115,30 @@ def test_serve_with_no_readable_data_stops_at_start_saying_why():
     )
 
 
+def test_serve_whose_remote_mirrors_cannot_be_had_stops_saying_why(tmp_path):
+    """No traceback: the error of each mirror, in the line that says the server stops."""
+    port = free_port()  # nothing listens there
+    process = subprocess.run(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(free_port()),
+         "--mirror", f"develop:m=http://127.0.0.1:{port}/m", "--cache-dir", str(tmp_path),
+         "--log-format", "text"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    said = [line for line in process.stderr.splitlines() if line.startswith(("WARN", "ERR"))]
+    url = f"http://127.0.0.1:{port}/m"
+    failed = f"{url}/v3/manifests/index/index.manifest.json: cannot connect (4 tries)"
+    assert (process.returncode, said) == (
+        1,
+        [
+            f"WARNING cachegraph: mirror develop/m: {failed}; it holds nothing yet",
+            f"ERROR cachegraph: {url}: error: {failed}",
+            f"ERROR cachegraph: no data loaded, stopping: {url}: error: {failed}; 0 pages, "
+            "0 spec files, 0 indices, 1 mirror: 0 records, 0 specs, 0 tags; 1 error, 0 warnings",
+        ],
+    )
+    assert "Traceback" not in process.stderr
+
+
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
@@ -126,6 +150,9 @@ def test_serve_with_no_readable_data_stops_at_start_saying_why():
         ("--port", "abc", "--port: 'abc' is not a port number (1-65535)"),
         ("--workers", "two", "--workers: 'two' is not a whole number"),
         ("--timeout", "1s", "--timeout: '1s' is not a number"),
+        ("--ca-bundle", "/no/such/ca.pem", "--ca-bundle '/no/such/ca.pem': must be a readable "
+         "file of PEM CA certificates"),
+        ("--refresh", "-1", "--refresh -1.0: must be 0 (never) or more seconds"),
     ],
 )  # fmt: skip
 def test_a_bad_setting_is_refused_at_start_in_one_line(flag, value, message):

@@ -158,4 +158,6 @@ def test_a_self_signed_certificate_is_refused(self_signed_server, tmp_path):
     with Fetcher(LIMITS) as fetcher:
         synced = sync(Remote.parse(url), "", tmp_path, fetcher)
     manifest = f"{url}/v3/manifests/index/index.manifest.json"
-    assert synced.error == f"{manifest}: TLS certificate not trusted"
+    assert (
+        synced.error == f"{manifest}: TLS certificate not trusted (--ca-bundle names a site's CA)"
+    )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,89 @@ def test_with_the_network_down_the_copies_are_served_stale(http_server, tmp_path
          "build_cache/index.json); serving the copy held (stale)", "warning"),
     ]  # fmt: skip
     assert again.watches["develop/mpigdb"].stale
+
+
+def test_a_v2_mirror_is_read_as_spack_reads_it_hash_file_first(http_server, tmp_path):
+    """``DefaultIndexFetcher``: ``index.json.hash``, then ``index.json``; a hash file that
+    disagrees with its index is an error of that mirror, as the same folder on disk gives."""
+    source = SEEDS / "mirrors" / "mpigdb"
+    url = http_server.publish(source)
+    name = url.rsplit("/", 1)[1]
+    http_server.replace(f"{name}/build_cache/index.json.hash", b"0" * 64)
+    log = http_server.state / "access.log"
+    before = log.stat().st_size
+    remote = _remote([("develop", "mpigdb", url)], tmp_path)
+    _, report, _ = load_sources(remote)
+    with log.open("rb") as f:
+        f.seek(before)
+        asked = [
+            line.split(b'"')[1].split()[1].decode() for line in f if f"/{name}/".encode() in line
+        ]
+    assert asked == [
+        f"/{name}/v3/manifests/index/index.manifest.json",
+        f"/{name}/build_cache/index.json.hash",
+        f"/{name}/build_cache/index.json",
+        f"/{name}/build_cache/_pgp/index.json",
+    ]
+    on_disk = tmp_path / "disk"
+    shutil.copytree(source, on_disk)
+    (on_disk / "build_cache" / "index.json.hash").write_bytes(b"0" * 64)
+    _, local = load_sources(DataSources(mirrors=[MirrorSource("develop", "mpigdb", on_disk)]))[:2]
+    assert [p.message for p in report.problems] == [p.message for p in local.problems]
+    assert [p.path for p in report.problems] == [f"{url}/build_cache/index.json"]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("ftp://user:pw@host/m", "ftp://host/m: the URL scheme 'ftp' is not one a mirror is read "
+         "from (http, https, s3, gs, oci, oci+http or file)"),
+        ("oci+https://h/r", "oci+https://h/r: the URL scheme 'oci+https' is not one a mirror is "
+         "read from (http, https, s3, gs, oci, oci+http or file)"),
+        ("http://u:secret@h:99999/x", "http://h:99999/x: not a URL: Port out of range 0-65535"),
+        ("https://", "https://: the URL names no host (or bucket)"),
+    ],
+)  # fmt: skip
+def test_a_mirror_url_that_cannot_be_read_is_said(given, message):
+    with pytest.raises(ValueError) as raised:
+        MirrorSource.parse(f"t:s={given}")
+    assert str(raised.value) == message
+
+
+def test_https_to_a_plain_http_server_says_tls_failed(http_server, tmp_path):
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb").replace("http://", "https://")
+    with Fetcher(FetchLimits(retries=0)) as fetcher:
+        synced = sync(Remote.parse(url), "", tmp_path, fetcher)
+    assert synced.error == (
+        f"{url}/v3/manifests/index/index.manifest.json: the TLS handshake failed: does it speak "
+        "https? (a registry without TLS is oci+http://, a plain server http://)"
+    )
+
+
+def test_a_cache_directory_that_cannot_be_written_is_named(http_server, tmp_path):
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with Fetcher() as fetcher:
+        synced = sync(Remote.parse(url), "", blocked, fetcher)
+    assert synced.error == (
+        f"{url}: cannot write its copy in the cache directory (--cache-dir, "
+        "CACHEGRAPH_CACHE_DIR): Not a directory"
+    )
+
+
+def test_validate_takes_a_site_ca(https_server, test_ca, tmp_path):
+    """Every command that reads mirrors takes the fetch settings as flags, as serve does."""
+    url = https_server.publish(SEEDS / "mirrors" / "mpigdb")
+    command = [sys.executable, "-m", "cachegraph.cli", "validate", "--mirror", f"develop:m={url}",
+               "--cache-dir", str(tmp_path)]  # fmt: skip
+    without = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    given = subprocess.run([*command, "--ca-bundle", str(test_ca.ca_file)],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    manifest = f"{url}/v3/manifests/index/index.manifest.json"
+    assert without.returncode == 1
+    assert f"{url}: error: {manifest}: TLS certificate not trusted" in without.stdout
+    assert (given.returncode, given.stdout.splitlines()[0]) == (
+        0, "0 pages, 0 spec files, 1 index, 1 mirror: 35 records, 35 specs, 1 tag; 0 errors, "
+        "0 warnings",
+    )  # fmt: skip

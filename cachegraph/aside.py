@@ -1,0 +1,77 @@
+"""A reload built in a process of its own, handed over as a snapshot file.
+
+A load is Python work that holds the interpreter's lock: built in the server's own process
+(a thread), a reload at 250,000 specs took the event loop's turns for seconds, and every
+answer meanwhile waited behind it. Built aside, the server answers at its idle speed while
+the new data is made, then reads the finished store (``graph.store.snapshot``: its arrays
+read into memory and checked, a tenth of a second at a million page records) and swaps it
+in. The second process is a plain ``python -c`` (as ``graph.sources.parallel``'s helper),
+in a session of its own, and ends with the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
+
+log = logging.getLogger("cachegraph")
+#: what the two processes agree the snapshot was built from (it never outlives the reload)
+_KEY = "built aside"
+_PR_SET_PDEATHSIG = 1
+
+
+def load_aside(
+    paths: list[str], mirrors: list[MirrorSource]
+) -> tuple[CacheGraph, LoadReport] | None:
+    """The sources loaded by a second process; None when that could not be done (it said
+    why in the log), and the caller loads them itself."""
+    import cachegraph  # where the package is: the second process imports the same one
+
+    root = str(Path(cachegraph.__file__).resolve().parents[1])
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    handle, out = tempfile.mkstemp(prefix="cachegraph-reload-", suffix=".snapshot")
+    os.close(handle)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from cachegraph.aside import main; main()"],
+            input=pickle.dumps((paths, mirrors, out)),
+            env={**os.environ, "PYTHONPATH": path},
+            start_new_session=True,  # a terminal's Ctrl-C reaches the server, which ends it
+            check=False,
+        )
+        if done.returncode != 0:
+            log.warning("the reload's second process failed (exit %s): loading here",
+                        done.returncode)  # fmt: skip
+            return None
+        found = snapshot.read(out, _KEY)
+        if isinstance(found, snapshot.Refused):
+            log.warning("the reload's second process wrote no usable store (%s): loading here",
+                        found.reason)  # fmt: skip
+            return None
+        return found
+    except OSError as exc:
+        log.warning("cannot start the reload's second process (%s): loading here", exc)
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+
+
+def main() -> None:
+    """The second process: load what was sent, write the store to the path sent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):  # ends with the server (Linux)
+        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    paths, mirrors, out = pickle.loads(sys.stdin.buffer.read())
+    graph, report = load(paths, mirrors)
+    snapshot.save(out, graph, report, _KEY)
