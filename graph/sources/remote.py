@@ -180,8 +180,7 @@ def _sync_v2(check: _Check) -> bool:
     digest = _file_sha256(got.path)
     if held.layout == "v2" and digest == held.hash:  # the same bytes: a new ETag only
         os.unlink(got.path)
-        held.etag = got.etag
-        _write_state(check.folder, held)
+        _new_etag(check, got.etag)
         return False
     signed = check.get("build_cache/_pgp/index.json", limit=SMALL).status == 200
     # the hash file as served, or none where none is: the load checks it as on disk
@@ -226,8 +225,7 @@ def _sync_v3(check: _Check, fall_back: bool = False) -> bool:
     record = _index_record(check.remote.join(manifest_at), got.data)
     algorithm, checksum = record["checksumAlgorithm"], record["checksum"]
     if check.held.layout == "v3" and checksum == check.held.hash:
-        check.held.etag = got.etag
-        _write_state(check.folder, check.held)
+        _new_etag(check, got.etag)
         return False
     blob_at = f"blobs/{algorithm}/{checksum[:2]}/{checksum}"
     blob = check.get(blob_at, dest=_part(check, "blob"))
@@ -423,6 +421,14 @@ def _replace_folder_files(
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()
+
+
+def _new_etag(check: _Check, etag: str) -> None:
+    """An unchanged index under another ETag: kept, and the copy left as it is otherwise
+    (the snapshot's fingerprint of a copy is its files: rewritten, it would not match)."""
+    if etag and etag != check.held.etag:
+        check.held.etag = etag
+        _write_state(check.folder, check.held)
 
 
 def _write_state(folder: Path, held: Held) -> None:

@@ -244,3 +244,21 @@ def test_validate_takes_a_site_ca(https_server, test_ca, tmp_path):
         0, "0 pages, 0 spec files, 1 index, 1 mirror: 35 records, 35 specs, 1 tag; 0 errors, "
         "0 warnings",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", ["v2", "v3"])
+def test_an_unchanged_mirror_leaves_its_copy_untouched(layouts, s3_server, monkeypatch, tmp_path,
+                                                       layout):  # fmt: skip
+    """Over S3 (no ETags: the hash file, the manifest's checksum) a check that finds nothing
+    changed writes nothing: the copy's files are the snapshot's fingerprint of the mirror."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    _, stack, folder = layouts[layout][2]
+    url = s3_server.publish(folder, "untouched", f"{layout}/{stack}")
+    with Fetcher() as fetcher:
+        first = sync(Remote.parse(url), "", tmp_path, fetcher)
+        copy = first.copy
+        before = {p: p.stat().st_mtime_ns for p in copy.rglob("*")}
+        again = sync(Remote.parse(url), "", tmp_path, fetcher)
+    assert (first.changed, again.changed, again.error) == (True, False, "")
+    assert {p: p.stat().st_mtime_ns for p in copy.rglob("*")} == before
