@@ -287,6 +287,8 @@ class Fetcher:
                     if status != 200 and status not in ok_statuses:
                         raise FetchError(f"{shown}: HTTP {status}", status)
                     sink = _Sink(shown, limit, dest if status == 200 else None)
+                    # decoded by httpx2 a bounded piece at a time (its ZlibDecompressor):
+                    # a gzip bomb's small chunk never becomes one large piece
                     for chunk in response.iter_bytes():
                         sink.write(chunk)
                         if time.monotonic() - started > self.limits.total_timeout:
