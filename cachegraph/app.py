@@ -100,7 +100,7 @@ def create_app(
         observe(state.last)
         hangup = _on_hangup(lambda: asyncio.ensure_future(reload()))
         refreshing = None
-        if state.sources.remote() and settings.refresh > 0:
+        if state.sources.remote() and state.graph is not None:
             refreshing = asyncio.ensure_future(_refreshing(state, settings.refresh, observe))
         try:
             yield
@@ -225,20 +225,28 @@ def app_from_environment() -> Starlette:
 
 
 async def _refreshing(state: State, period: float, observe: Callable[[Outcome], None]) -> None:
-    """Check the remote mirrors every ``period`` seconds; load again when one changed. A
-    check that fails keeps that mirror's last good data (marked stale) and is said in its
-    ``MirrorWatch``; nothing here ever ends the server."""
+    """The sizes the remote mirrors' copies lack, fetched once served (loaded again when any
+    came); then, every ``period`` seconds (0: never), a check of the remote mirrors, loading
+    again when one changed. A check that fails keeps that mirror's last good data (marked
+    stale) and is said in its ``MirrorWatch``; nothing here ever ends the server."""
+    step = state.sized
     while True:
+        try:
+            outcome = await step()
+            if outcome is not None:
+                observe(outcome)
+                if step == state.refresh:  # a changed index: its specs' sizes next
+                    outcome = await state.sized()
+                    if outcome is not None:
+                        observe(outcome)
+        except Exception:
+            log.exception("refreshing the remote mirrors failed")
+        if period <= 0:
+            return
         for watch in list(state.sources.watches.values()):
             watch.next_check = time.time() + period
         await asyncio.sleep(period)
-        try:
-            outcome = await state.refresh()
-        except Exception:
-            log.exception("refreshing the remote mirrors failed")
-            continue
-        if outcome is not None:
-            observe(outcome)
+        step = state.refresh
 
 
 def _stopping_the_load() -> Callable[[], object]:

@@ -1,4 +1,5 @@
-"""A reload built in a process of its own, handed over as a snapshot file.
+"""Work done in a process of its own, so that the server answers at its idle speed meanwhile:
+a reload, handed over as a snapshot file, and the fetching of remote mirrors' sizes.
 
 A load is Python work that holds the interpreter's lock: built in the server's own process
 (a thread), a reload at 250,000 specs took the event loop's turns for seconds, and every
@@ -23,6 +24,8 @@ import tempfile
 from pathlib import Path
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
+from cachegraph.graph.sources.fetch import FetchLimits
+from cachegraph.graph.sources.remote import fetch_sizes
 
 log = logging.getLogger("cachegraph")
 #: what the two processes agree the snapshot was built from (it never outlives the reload)
@@ -77,3 +80,38 @@ def main() -> None:
     # two-core machine made the point query's p99 six times its idle one)
     graph, report = load(paths, mirrors, processes=1)
     snapshot.save(out, graph, report, _KEY)
+
+
+def fetch_sizes_aside(mirrors: list[MirrorSource], cache_dir: str, limits: FetchLimits) -> int:
+    """The spec manifests remote v3 mirrors' copies lack, fetched by a second process
+    (``graph.sources.remote.fetch_sizes``: a request a spec, a quarter of a million at the
+    workload's size, Python work the server's answers would wait behind); how many were."""
+    import cachegraph
+
+    root = str(Path(cachegraph.__file__).resolve().parents[1])
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from cachegraph.aside import sizes_main; sizes_main()"],
+            input=pickle.dumps((mirrors, cache_dir, limits)),
+            env={**os.environ, "PYTHONPATH": path},
+            start_new_session=True,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        log.warning("cannot start the process fetching remote mirrors' sizes (%s)", exc)
+        return 0
+    if done.returncode != 0:
+        log.warning("fetching remote mirrors' sizes failed (exit %s)", done.returncode)
+        return 0
+    return int(done.stdout.strip() or 0)
+
+
+def sizes_main() -> None:
+    """The second process: fetch the spec manifests, print how many were fetched."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    mirrors, cache_dir, limits = pickle.loads(sys.stdin.buffer.read())
+    print(fetch_sizes(mirrors, cache_dir, limits))

@@ -29,7 +29,7 @@ from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, fetched_mirrors
 from cachegraph.graph.words import counted
 
-from .aside import load_aside
+from .aside import fetch_sizes_aside, load_aside
 from .progress import ProgressLine
 from .sources import default_data, default_mirrors
 
@@ -310,6 +310,20 @@ class State:
             del graph
             settle(collect=True)
             return self.last
+
+    async def sized(self) -> Outcome | None:
+        """Fetch the sizes remote v3 mirrors' copies lack (in a second process); when any
+        came, load again. None when none came."""
+        sources = self.sources
+        cache_dir = sources.cache_dir or default_cache_dir()
+        fetched = await anyio.to_thread.run_sync(
+            fetch_sizes_aside, sources.mirrors, cache_dir, sources.fetch_limits
+        )
+        if not fetched:
+            return None
+        log.info("fetched the spec manifests of %s: loading again with their sizes",
+                 counted(fetched, "spec"))  # fmt: skip
+        return await self.reload(checked=True)
 
     async def refresh(self) -> Outcome | None:
         """Check the remote mirrors; when any changed, load again (a reload, swapped in whole

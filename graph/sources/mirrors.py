@@ -310,11 +310,14 @@ class MirrorRead:
 
 
 def read_mirror(source: MirrorSource) -> MirrorRead:
-    """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts."""
+    """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts.
+
+    A remote mirror's copy (``graph.sources.remote``) holds its index and the spec manifests
+    fetched for sizes, never the spec blobs: those are not looked for."""
     source = source.viewed()
     path = source.path
     if (path / "v3" / "layout.json").is_file():
-        return _read_v3(path, source.view)
+        return _read_v3(path, source.view, copy=bool(source.url))
     if path.is_file():
         return _read_v2(path.parent, path)
     folder = path / "build_cache" if (path / "build_cache").is_dir() else path
@@ -460,7 +463,7 @@ def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[s
 # -- v3 --------------------------------------------------------------------------------
 
 
-def _read_v3(root: Path, view: str = "") -> MirrorRead:
+def _read_v3(root: Path, view: str = "", copy: bool = False) -> MirrorRead:
     read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
     read.signed = (root / "v3" / "manifests" / "key").is_dir()
     layout = root / "v3" / "layout.json"
@@ -492,8 +495,9 @@ def _read_v3(root: Path, view: str = "") -> MirrorRead:
             if read.indexed and found is not None and found.group(1) not in indexed:
                 unlisted.append(os.path.basename(manifest))
                 continue
-            _v3_spec(read, root, manifest, indexed)
-        if read.indexed and not view:  # a view lists some of the mirror's specs
+            _v3_spec(read, root, manifest, indexed, copy)
+        # a view lists some of the mirror's specs; a copy's are those its index held
+        if read.indexed and not view and not copy:
             _not_listed(read, manifests[0], unlisted)
 
     read.read_later = later
@@ -659,9 +663,31 @@ def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> Iterator[dict] | 
 
 
 _MANIFEST_HASH = re.compile(r"-([a-z0-9]{32})\.spec\.manifest\.json$")
+#: what a name or a version may be to name a file (Spack's package names and versions are)
+_PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=~-]*")
 
 
-def _v3_spec(read: MirrorRead, root: Path, manifest: str, indexed: set[str]) -> None:
+def indexed_spec_manifests(root: Path, view: str = "") -> list[str]:
+    """Where a v3 mirror keeps the spec manifest of each spec its index holds, below its root
+    (``url_buildcache``'s ``get_manifest_url``: ``v3/manifests/spec/NAME/NAME-VERSION-HASH.spec
+    .manifest.json``); a record whose name or version could not name a file is left out.
+    """
+    read = _read_v3(root, view, copy=True)
+    found: list[str] = []
+    for chunk in read.index[1] if read.index is not None else ():
+        for hash, entry in chunk.items():
+            node = index_node(entry)
+            if not (held(entry) and isinstance(node, dict)):
+                continue
+            name, version = node.get("name"), node.get("version")
+            if all(isinstance(v, str) and _PATH_PART.fullmatch(v) for v in (name, version, hash)):
+                found.append(f"v3/manifests/spec/{name}/{name}-{version}-{hash}.spec.manifest.json")
+    return found
+
+
+def _v3_spec(
+    read: MirrorRead, root: Path, manifest: str, indexed: set[str], copy: bool = False
+) -> None:
     found = _MANIFEST_HASH.search(manifest)
     if found is None:
         read.problem(Path(manifest), "a spec manifest's name must end in -HASH.spec.manifest.json")
@@ -676,7 +702,7 @@ def _v3_spec(read: MirrorRead, root: Path, manifest: str, indexed: set[str]) -> 
         read.problem(Path(manifest), "names no spec blob")
         return
     if hash in indexed:
-        if not os.path.isfile(blob_path(root, spec[0])):
+        if not copy and not os.path.isfile(blob_path(root, spec[0])):
             _missing_blob(read, root, Path(manifest), blob_path(root, spec[0]))
     else:  # not in the index: the spec blob says what it is
         data = _blob(read, root, Path(manifest), spec[0], MAX_SPEC_BYTES)

@@ -28,10 +28,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..errors import BadRecord
-from .fetch import Fetcher, FetchError
+from .fetch import Fetcher, FetchError, FetchLimits
 from .frontmatter import decode_text
 from .locations import Remote, mirror_root
-from .mirrors import INDEX_MEDIA, INDEX_VERSIONS
+from .mirrors import INDEX_MEDIA, INDEX_VERSIONS, indexed_spec_manifests
 from .specfiles import clearsigned_text, load_json
 
 log = logging.getLogger("cachegraph")
@@ -417,7 +417,8 @@ def _replace_folder_files(
         os.replace(part, target)
     for path in sorted(folder.rglob("*"), reverse=True):
         relative = path.relative_to(folder).as_posix()
-        if path.is_file() and relative not in wanted and not path.name.endswith(".part"):
+        kept = relative in wanted or relative.startswith(KEPT_BELOW)
+        if path.is_file() and not kept and not path.name.endswith(".part"):
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()
@@ -431,11 +432,63 @@ def _new_etag(check: _Check, etag: str) -> None:
         _write_state(check.folder, check.held)
 
 
+#: Spec manifests fetched for sizes: named by their spec's hash, they outlive an index
+#: change (``fetch_spec_manifests`` drops those of specs the index no longer holds).
+KEPT_BELOW = "v3/manifests/spec/"
+
+
 def _write_state(folder: Path, held: Held) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     part = folder / ".state.json.part"
     part.write_text(json.dumps(asdict(held), indent=1))
     os.replace(part, folder / "state.json")
+
+
+# -- sizes ------------------------------------------------------------------------------
+
+
+def fetch_spec_manifests(remote: Remote, view: str, copy: Path, fetcher: Fetcher) -> int:
+    """Fetch into a v3 mirror's copy the spec manifests it lacks of the specs its index
+    holds (each names its tarball's blob and size: ``Spec.size``, ``Spec.tarball``), a few
+    at once; return how many were fetched. A request a spec: done in the background, never
+    before the data is served; one that fails is asked again at the next check.
+    """
+    indexed = indexed_spec_manifests(copy, view)
+    listed = set(indexed)
+    for held in (copy / "v3" / "manifests" / "spec").glob("*/*.spec.manifest.json"):
+        if held.relative_to(copy).as_posix() not in listed:  # its spec left the index
+            held.unlink()
+    wanted = [m for m in indexed if not (copy / m).is_file()]
+
+    def fetched(relative: str) -> bool:
+        try:
+            got = fetcher.get(remote, relative, limit=SMALL)
+        except FetchError:
+            return False
+        if got.status != 200:
+            return False
+        target = copy / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(f".{target.name}.part")
+        part.write_bytes(got.data)
+        os.replace(part, target)
+        return True
+
+    with ThreadPoolExecutor(CHECKS_AT_ONCE, thread_name_prefix="sizes") as pool:
+        return sum(pool.map(fetched, wanted))
+
+
+def fetch_sizes(sources: list, cache_dir: str | os.PathLike, limits: FetchLimits) -> int:
+    """The spec manifests every remote v3 mirror's copy lacks, fetched; how many were."""
+    count = 0
+    with Fetcher(limits) as fetcher:
+        for source in sources:
+            folder = copy_folder(cache_dir, Remote.parse(mirror_root(source.url)).identity,
+                                 source.view) if source.url else None  # fmt: skip
+            if folder is not None and held_state(folder).layout == "v3":
+                remote = Remote.parse(mirror_root(source.url))
+                count += fetch_spec_manifests(remote, source.view, folder, fetcher)
+    return count
 
 
 # -- many mirrors, and what is known of each -------------------------------------------

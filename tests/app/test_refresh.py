@@ -128,3 +128,31 @@ def test_a_credential_in_a_url_appears_nowhere(http_server, tmp_path, caplog):
     assert f"http://{host}/no-such-mirror" in answers[1]  # the failure is said, without it
     for text in (*answers, metrics, ready, logged):
         assert secret not in text and "reader:" not in text
+
+
+def test_a_v3_mirrors_sizes_come_once_it_is_served(http_server, tmp_path):
+    """Its spec manifests (a request a spec) are fetched in the background after the data is
+    served, then loaded: sizes and tarballs as the same mirror on disk gives them."""
+    from tests.mirrors import migrate_to_v3
+
+    folder = migrate_to_v3(TEST / "build_cache", tmp_path / "v3", lambda h: 1000 + len(h))
+    spec_files = len(list((TEST / "build_cache").glob("*.spec.json")))
+    url = http_server.publish(folder)
+    query = "{ specs(first: 100) { nodes { hash size tarball } } }"
+    on_disk = create_app(settings=Settings(mirror=(f"develop:m={folder}",)))
+    with TestClient(on_disk) as client:
+        expected = _ask(client, query)["specs"]["nodes"]
+    settings = _settings(tmp_path, f"develop:m={url}", refresh=0)
+    with TestClient(create_app(settings=settings)) as client:
+        first = _ask(client, query)["specs"]["nodes"]
+        for _ in range(POLLS):
+            got = _ask(client, query)["specs"]["nodes"]
+            if got != first:
+                break
+            time.sleep(0.2)
+    held = [n for n in expected if n["size"] is not None]
+    assert len(held) == spec_files and {n["size"] for n in held} == {1032}
+    assert [n["size"] for n in first] == [None] * len(first)  # served before the sizes came
+    assert got == [
+        {**n, "tarball": f"{url}/{n['tarball']}" if n["tarball"] else None} for n in expected
+    ]
