@@ -3,7 +3,7 @@ Uvicorn server, against the floors of the same run and against PostgreSQL + Post
 
     python bench/benchmark.py [--sizes 10000,100000,1000000] [--requests 200]
                               [--mirror-sizes 10000,100000,250000] [--cache-sizes 1000000]
-                              [--remote-sizes 250000] [--remote-transports http,s3,oci]
+                              [--remote-mirror-sizes 250000] [--remote-transports http,s3,oci]
                               [--seconds 10] [--no-peer] [--out docs/benchmarks.md]
 
 For each size it generates a page tree (``cachegraph synth``, two tags, kept in
@@ -31,7 +31,7 @@ At each of ``--cache-sizes``, ``bench/caching.py`` measures issue 31's targets: 
 dashboard revalidated with its ETag (304), nginx's cache against the server,
 persisted queries against the text, and tracing on against off.
 
-At each of ``--remote-sizes`` (none by default), ``bench/remote.py`` measures issue 37's
+At each of ``--remote-mirror-sizes`` (none by default), ``bench/remote.py`` measures issue 37's
 targets: the mirror workload served over HTTP, S3 and OCI by real servers on this machine.
 
 It prints the tables and writes them, with the machine, to ``--out``.
@@ -1019,7 +1019,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument(
-        "--remote-sizes", default="", help="issue 37's remote mirrors (bench/remote.py) at these"
+        "--remote-mirror-sizes", default="", help="issue 37's remote mirrors (bench/remote.py)"
     )
     parser.add_argument("--remote-transports", default="http,s3,oci")
     parser.add_argument("--no-peer", action="store_true")
@@ -1049,12 +1049,12 @@ def main() -> int:
     caching = [run_caching(tree_of(size, args), sample(tree_of(size, args)).hashes, size, args)
                for size in args.cache_sizes]  # fmt: skip
     remote = []
-    if args.remote_sizes:
+    if args.remote_mirror_sizes:
         import remote as remote_mirrors  # it imports this module: asked for here only
 
         transports = args.remote_transports.split(",")
         remote = [remote_mirrors.run_size(int(size), transports, args.work)
-                  for size in args.remote_sizes.split(",") if size]  # fmt: skip
+                  for size in args.remote_mirror_sizes.split(",") if size]  # fmt: skip
     text = report(results, args, peer_missing, mirrors)
     text += "\n".join(caching_report(caching, args)) + "\n" if caching else ""
     text += "\n".join(remote_mirrors.report(remote)) + "\n" if remote else ""

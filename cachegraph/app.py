@@ -101,7 +101,9 @@ def create_app(
         hangup = _on_hangup(lambda: asyncio.ensure_future(reload()))
         refreshing = None
         if state.sources.remote() and state.graph is not None:
-            refreshing = asyncio.ensure_future(_refreshing(state, settings.refresh, observe))
+            refreshing = asyncio.ensure_future(
+                _refreshing(state, settings.refresh, settings.remote_sizes, observe)
+            )
         try:
             yield
         finally:
@@ -224,18 +226,25 @@ def app_from_environment() -> Starlette:
     return create_app(settings=settings)
 
 
-async def _refreshing(state: State, period: float, observe: Callable[[Outcome], None]) -> None:
-    """The sizes the remote mirrors' copies lack, fetched once served (loaded again when any
-    came); then, every ``period`` seconds (0: never), a check of the remote mirrors, loading
-    again when one changed. A check that fails keeps that mirror's last good data (marked
-    stale) and is said in its ``MirrorWatch``; nothing here ever ends the server."""
-    step = state.sized
+async def _refreshing(
+    state: State, period: float, sizes: bool, observe: Callable[[Outcome], None]
+) -> None:
+    """The sizes the remote mirrors' copies lack (``sizes``), fetched once served (loaded
+    again when any came); then, every ``period`` seconds (0: never), a check of the remote
+    mirrors, loading again when one changed. A check that fails keeps that mirror's last good
+    data (marked stale) and is said in its ``MirrorWatch``; nothing here ever ends the
+    server."""
+
+    async def nothing() -> None:
+        return None
+
+    step = state.sized if sizes else nothing
     while True:
         try:
             outcome = await step()
             if outcome is not None:
                 observe(outcome)
-                if step == state.refresh:  # a changed index: its specs' sizes next
+                if sizes and step == state.refresh:  # a changed index: its specs' sizes next
                     outcome = await state.sized()
                     if outcome is not None:
                         observe(outcome)

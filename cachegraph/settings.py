@@ -65,6 +65,11 @@ class Settings:
         "binary_index_ttl); only a changed mirror is fetched again; 0: never",
         "SECONDS",
     )
+    remote_sizes: bool = _setting(
+        True,
+        "fetch each remote v3 mirror's spec manifests once its data is served (a request a "
+        "spec, kept in the cache directory) for sizes and tarballs, then load again",
+    )
     cache_dir: str = _setting(
         "",
         "where remote mirrors' indices are kept with their hashes and ETags (a restart asks "
