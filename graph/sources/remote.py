@@ -482,11 +482,10 @@ def fetch_sizes(sources: list, cache_dir: str | os.PathLike, limits: FetchLimits
     """The spec manifests every remote v3 mirror's copy lacks, fetched; how many were."""
     count = 0
     with Fetcher(limits) as fetcher:
-        for source in sources:
-            folder = copy_folder(cache_dir, Remote.parse(mirror_root(source.url)).identity,
-                                 source.view) if source.url else None  # fmt: skip
-            if folder is not None and held_state(folder).layout == "v3":
-                remote = Remote.parse(mirror_root(source.url))
+        for source in (s for s in sources if s.url):
+            remote = Remote.parse(mirror_root(source.url))
+            folder = copy_folder(cache_dir, remote.identity, source.view)
+            if held_state(folder).layout == "v3":
                 count += fetch_spec_manifests(remote, source.view, folder, fetcher)
     return count
 
