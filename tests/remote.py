@@ -10,7 +10,9 @@ is absent. Publishing copies a mirror folder onto the server and returns its mir
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -39,6 +41,8 @@ PUT_ATTEMPTS = 5
 #: SeaweedFS without identities takes any key pair (or none): these are no secrets.
 S3_ACCESS_KEY = "cachegraph-test"
 S3_SECRET_KEY = "cachegraph-test-secret"
+#: the one identity of the SeaweedFS that refuses anonymous requests
+PRIVATE_S3_KEYS = ("cachegraph-site", "cachegraph-site-secret")
 
 
 def program(name: str, *candidates: str | Path) -> Path | None:
@@ -265,10 +269,12 @@ class StaticServer:
 
 
 class SeaweedS3:
-    """``weed server -s3`` on 127.0.0.1, data in ``folder``; unauthenticated S3."""
+    """``weed server -s3`` on 127.0.0.1, data in ``folder``; unauthenticated S3, or with
+    ``keys`` (an access key and its secret) one identity, every request to be signed."""
 
-    def __init__(self, weed: Path, folder: Path) -> None:
+    def __init__(self, weed: Path, folder: Path, keys: tuple[str, str] | None = None) -> None:
         self.folder = folder
+        self.keys = keys
         data = folder / "data"
         data.mkdir(parents=True, exist_ok=True)
         self.s3_port, master, volume, filer = grpc_safe_ports(4)
@@ -284,6 +290,12 @@ class SeaweedS3:
             "-master.telemetry=false", "-s3.port.iceberg=0", "-s3.port.lance=0",
             f"-filer.localSocket={folder}/filer.sock", f"-s3.localSocket={folder}/s3.sock",
         ]  # fmt: skip
+        if keys:  # SeaweedFS's identities file: with one, anonymous requests are refused
+            identity = {"accessKey": keys[0], "secretKey": keys[1]}
+            config = {"identities": [{"name": "site", "credentials": [identity],
+                                      "actions": ["Read", "Write", "List", "Admin"]}]}  # fmt: skip
+            (folder / "s3.json").write_text(json.dumps(config))
+            command.append(f"-s3.config={folder / 's3.json'}")
         self.log = folder / "weed.log"
         with self.log.open("w") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -311,8 +323,25 @@ class SeaweedS3:
             "AWS_ALLOW_HTTP": "true",  # object_store's name for a plain-http endpoint
         }
 
+    def _put(self, path: str, data: bytes = b"") -> httpx2.Response:
+        if not self.keys:
+            return self.http.put(f"{self.endpoint}/{path}", content=data)
+        # signed by botocore (the test extra's boto3), as any S3 client would sign it
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+
+        request = AWSRequest(
+            "PUT",
+            f"{self.endpoint}/{path}",
+            data=data,
+            headers={"x-amz-content-sha256": hashlib.sha256(data).hexdigest()},
+        )
+        SigV4Auth(Credentials(*self.keys), "s3", S3_REGION).add_auth(request)
+        return self.http.put(request.url, content=data, headers=dict(request.headers))
+
     def make_bucket(self, bucket: str) -> None:
-        response = self.http.put(f"{self.endpoint}/{bucket}")
+        response = self._put(bucket)
         if response.status_code not in (200, 409):  # 409: the bucket is there already
             raise RuntimeError(f"PUT /{bucket}: {response.status_code} {response.text}")
 
@@ -322,7 +351,7 @@ class SeaweedS3:
             self.make_bucket(bucket)
             self.buckets.add(bucket)
         for attempt in range(PUT_ATTEMPTS):
-            response = self.http.put(f"{self.endpoint}/{bucket}/{key}", content=data)
+            response = self._put(f"{bucket}/{key}", data)
             # a 5xx while a new bucket's volumes grow says "please try again"
             if response.status_code < 500:
                 break
@@ -463,6 +492,17 @@ def s3_server(tmp_path_factory) -> Iterator[SeaweedS3]:
     """SeaweedFS's S3 gateway: ``.endpoint``, ``.env()``, ``.publish(src, bucket, prefix)``."""
     weed = program_or_skip("weed", WEED_WHY, Path(sys.executable).parent / "weed")
     server = SeaweedS3(weed, tmp_path_factory.mktemp("seaweedfs"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def private_s3_server(tmp_path_factory) -> Iterator[SeaweedS3]:
+    """SeaweedFS's S3 gateway refusing anonymous requests: ``.keys`` are its one identity's."""
+    weed = program_or_skip("weed", WEED_WHY, Path(sys.executable).parent / "weed")
+    server = SeaweedS3(weed, tmp_path_factory.mktemp("seaweedfs-private"), PRIVATE_S3_KEYS)
     try:
         yield server
     finally:

@@ -10,8 +10,12 @@ Two clients, chosen by measurement and by what each covers (README, "Serve a rem
 - **obstore** for ``s3://`` and ``gs://``: request signing and the standard credential
   chains (environment, web identity, instance metadata; ``AWS_ENDPOINT_URL`` for
   S3-compatible stores) in a small Rust wheel, where boto3 and google-cloud-storage would be
-  two large dependency trees for one GET each. A public bucket is read unsigned when no
-  credentials are configured.
+  two large dependency trees for one GET each. What obstore's chain lacks is the AWS CLI's
+  profiles (``~/.aws/config`` and ``credentials``, ``AWS_PROFILE``, SSO, ``credential_process``,
+  assumed roles): Spack reads S3 through ``boto3.Session()`` (``spack.util.s3.get_s3_session``),
+  so with the optional ``aws`` extra installed (boto3) the credentials are boto3's, handed to
+  obstore by its ``Boto3CredentialProvider``, exactly those Spack would sign with. As in
+  Spack, a bucket is read unsigned (a public one) when no credentials are found.
 
 Every fetch is bounded: connect and read timeouts, a total time, bytes (compressed and
 decompressed), redirects; 5xx answers and broken connections are retried with backoff.
@@ -464,18 +468,44 @@ def _object_store(remote: Remote, limits: FetchLimits) -> Any:
     bucket = remote.host
     if remote.scheme == "gs":
         return GCSStore(bucket, client_options=client, retry_config=retry)
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or ""
-    if endpoint.startswith("http://"):
-        client["allow_http"] = True
-    user, password = remote.credentials
     config: dict[str, Any] = {}
+    endpoint = remote.endpoint
+    if endpoint:
+        config["endpoint"] = endpoint
+        client["allow_http"] = endpoint.startswith("http://")
+    user, password = remote.credentials
+    provider = None
     if user and password:
         config.update(access_key_id=user, secret_access_key=password)
-    elif not _aws_credentials():
-        config["skip_signature"] = True
-    if not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
-        config["region"] = "us-east-1"
-    return S3Store(bucket, config=config, client_options=client, retry_config=retry)
+    else:
+        provider = _boto3_credentials()
+        if provider is None and not _aws_credentials():
+            config["skip_signature"] = True
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if provider is not None and "region" in provider.config:
+        region = region or provider.config["region"]
+    config["region"] = region or "us-east-1"
+    return S3Store(
+        bucket, config=config, client_options=client, retry_config=retry,
+        credential_provider=provider,
+    )  # fmt: skip
+
+
+def _boto3_credentials() -> Any:
+    """boto3's credentials (the AWS CLI's whole chain, profiles included) for obstore, or
+    None: when the ``aws`` extra is not installed, or when boto3 finds none."""
+    try:
+        import boto3
+        from obstore.auth.boto3 import Boto3CredentialProvider
+    except ImportError:
+        return None
+    try:
+        session = boto3.Session()
+        if session.get_credentials() is None:
+            return None
+        return Boto3CredentialProvider(session)
+    except Exception as exc:  # a broken profile: say which, rather than read unsigned
+        raise FetchError(f"the AWS configuration cannot be read: {exc}") from None
 
 
 def _aws_credentials() -> bool:

@@ -86,12 +86,17 @@ class Remote:
     @property
     def identity(self) -> str:
         """What names the mirror's content: its URL, and for a bucket the endpoint it is read
-        from (``AWS_ENDPOINT_URL``: the same ``s3://`` name on another store is another
+        from (``s3_endpoint()``: the same ``s3://`` name on another store is another
         mirror)."""
         if self.scheme != "s3":
             return self.shown
-        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        endpoint = self.endpoint
         return f"{self.shown} at {redacted(endpoint)}" if endpoint else self.shown
+
+    @property
+    def endpoint(self) -> str:
+        """The S3-compatible store an ``s3://`` URL is read from: ``s3_endpoint()``."""
+        return s3_endpoint() if self.scheme == "s3" else ""
 
     @property
     def host(self) -> str:
@@ -146,3 +151,22 @@ def mirror_root(text: str) -> str:
         if text.endswith(tail):
             return text[: -len(tail)]
     return text
+
+
+def s3_endpoint() -> str:
+    """The S3-compatible store's endpoint the environment names, with a scheme.
+
+    ``S3_ENDPOINT_URL`` is Spack's name for it (``spack.util.s3.get_mirror_s3_connection_info``,
+    which adds ``https://`` to an endpoint given without a scheme, as here); the AWS tools'
+    ``AWS_ENDPOINT_URL_S3`` and ``AWS_ENDPOINT_URL`` are read after it.
+
+    >>> os.environ["S3_ENDPOINT_URL"] = "minio.site:9000"
+    >>> s3_endpoint()
+    'https://minio.site:9000'
+    >>> del os.environ["S3_ENDPOINT_URL"]
+    """
+    for name in ("S3_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value if "://" in value else f"https://{value}"
+    return ""
