@@ -316,6 +316,8 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
     fetched for sizes, never the spec blobs: those are not looked for."""
     source = source.viewed()
     path = source.path
+    if source.served_layout == "oci":
+        return _read_oci(path)
     if (path / "v3" / "layout.json").is_file():
         return _read_v3(path, source.view, copy=bool(source.url))
     if path.is_file():
@@ -385,6 +387,86 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
 
     read.read_later = later
     return read
+
+
+# -- OCI ---------------------------------------------------------------------------------
+
+#: Where a copy of an OCI mirror keeps its specs' image manifests (``TAG.json``), fetched for
+#: sizes (``graph.sources.remote.fetch_oci_manifests``); its index is a v2 one.
+OCI_MANIFESTS = "oci/manifests"
+
+
+def oci_tag(name: str, version: str, hash: str) -> str:
+    """A spec's image tag in an OCI build cache: Spack's ``_oci_default_tag``
+    (``binary_distribution.py``) through ``ensure_valid_tag`` (``spack.oci.image``).
+
+    >>> oci_tag("libelf", "0.8.13", "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez")
+    'libelf-0.8.13-rqh2vuf6fqwkmipzgi2wjx352mq7y7ez.spack'
+    >>> oci_tag("py-x", "1.0+local", "h")
+    'py-x-1.0_local-h.spack'
+    """
+    tag = re.sub(r"[^\w.-]", "_", f"{name}-{version}-{hash}.spack")
+    return tag if len(tag) <= 128 else tag[:64] + tag[-64:]
+
+
+def _read_oci(copy: Path) -> MirrorRead:
+    """A copy of an OCI build cache: its index (``index.spack``'s layer) as a v2 one; each
+    spec's tarball is its image (``oci://REGISTRY/REPOSITORY:TAG``, named by its tag here),
+    its size the image's last layer's where its manifest was fetched (Spack's
+    ``_oci_get_blob_info``)."""
+    read = _read_v2(copy / "build_cache", copy / "build_cache" / "index.json")
+    read.layout = "oci"
+
+    def tarball(read: MirrorRead, hash: str, entry: dict) -> tuple[str, float | None]:
+        tag = _oci_entry_tag(hash, entry)
+        if tag is None:
+            return "", None
+        manifest = copy / OCI_MANIFESTS / f"{tag}.json"
+        if not manifest.is_file():
+            return tag, None
+        return tag, _oci_tarball_size(read, manifest)
+
+    read.tarball_of = tarball
+    return read
+
+
+def _oci_entry_tag(hash: str, entry: dict) -> str | None:
+    node = index_node(entry)
+    if not isinstance(node, dict):
+        return None
+    name, version = node.get("name"), node.get("version")
+    if not (isinstance(name, str) and isinstance(version, str)):
+        return None
+    return oci_tag(name, version, hash)
+
+
+def _oci_tarball_size(read: MirrorRead, manifest: Path) -> float | None:
+    """The size of an image's last layer (the spec's tarball); None, and a problem, when the
+    manifest says none."""
+    data = _bytes(read, manifest, MAX_SMALL_FILE_BYTES)
+    if data is None:
+        return None
+    try:
+        check_nesting(data)
+        size = orjson.loads(data)["layers"][-1]["size"]
+        if type(size) is not int or size < 0:
+            raise TypeError
+        return float(size)
+    except (BadRecord, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+        read.problem(manifest, "not an image manifest with a layer of known size", "warning")
+        return None
+
+
+def indexed_oci_tags(copy: Path) -> list[str]:
+    """The image tags of the specs the index of an OCI mirror's copy holds."""
+    read = _read_v2(copy / "build_cache", copy / "build_cache" / "index.json")
+    tags = []
+    for chunk in read.index[1] if read.index is not None else ():
+        for hash, entry in chunk.items():
+            tag = _oci_entry_tag(hash, entry) if held(entry) else None
+            if tag is not None and _PATH_PART.fullmatch(tag):
+                tags.append(tag)
+    return tags
 
 
 def _not_listed(read: MirrorRead, index: Path, unlisted: list[str]) -> None:

@@ -514,7 +514,8 @@ class Reader:
         sizes = [np.nan if size is None else size for _, size in found]
         # a tarball is named within its mirror: by its URL for a remote one, else by its path
         # below the mirror's root (never the server's own folders)
-        prefix = f"{source.shown}/" if copy else ""
+        # (an OCI mirror's is its spec's image: REGISTRY/REPOSITORY:TAG)
+        prefix = f"{source.shown}{':' if layout == 'oci' else '/'}" if copy else ""
         where = [prefix + rel if rel else "" for rel, _ in found]
         self.builder.add_held(holding, code, sizes, where)
         met = [problem.severity for _, problem in self.keyed[before:]]

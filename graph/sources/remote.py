@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -31,7 +32,13 @@ from ..errors import BadRecord
 from .fetch import Fetcher, FetchError, FetchLimits
 from .frontmatter import decode_text
 from .locations import Remote, mirror_root
-from .mirrors import INDEX_MEDIA, INDEX_VERSIONS, indexed_spec_manifests
+from .mirrors import (
+    INDEX_MEDIA,
+    INDEX_VERSIONS,
+    OCI_MANIFESTS,
+    indexed_oci_tags,
+    indexed_spec_manifests,
+)
 from .specfiles import clearsigned_text, load_json
 
 log = logging.getLogger("cachegraph")
@@ -432,9 +439,9 @@ def _new_etag(check: _Check, etag: str) -> None:
         _write_state(check.folder, check.held)
 
 
-#: Spec manifests fetched for sizes: named by their spec's hash, they outlive an index
-#: change (``fetch_spec_manifests`` drops those of specs the index no longer holds).
-KEPT_BELOW = "v3/manifests/spec/"
+#: Spec manifests (v3) and image manifests (OCI) fetched for sizes: named by their spec's
+#: hash, they outlive an index change (and are dropped once their spec leaves the index).
+KEPT_BELOW = ("v3/manifests/spec/", f"{OCI_MANIFESTS}/")
 
 
 def _write_state(folder: Path, held: Held) -> None:
@@ -454,15 +461,46 @@ def fetch_spec_manifests(remote: Remote, view: str, copy: Path, fetcher: Fetcher
     before the data is served; one that fails is asked again at the next check.
     """
     indexed = indexed_spec_manifests(copy, view)
+    held = (copy / "v3" / "manifests" / "spec").glob("*/*.spec.manifest.json")
+
+    def fetch(relative: str) -> Any:
+        return fetcher.get(remote, relative, limit=SMALL)
+
+    return _fetch_missing(copy, indexed, held, fetch)
+
+
+def fetch_oci_manifests(remote: Remote, copy: Path, fetcher: Fetcher) -> int:
+    """Fetch into an OCI mirror's copy the image manifests it lacks of the specs its index
+    holds (the last layer is the spec's tarball, its size ``Spec.size``: Spack's
+    ``_oci_get_blob_info``), a few at once; return how many were fetched."""
+    indexed = [f"{OCI_MANIFESTS}/{tag}.json" for tag in indexed_oci_tags(copy)]
+    held = (copy / OCI_MANIFESTS).glob("*.json")
+    check = _Check(remote, "", copy, held_state(copy), fetcher)
+    scheme = "http" if remote.scheme == "oci+http" else "https"
+    base = f"{scheme}://{remote.host}/v2/{remote.path}/manifests"
+
+    def fetch(relative: str) -> Any:
+        tag = relative.removeprefix(f"{OCI_MANIFESTS}/").removesuffix(".json")
+        return _oci_get(check, f"{base}/{tag}", {"Accept": OCI_MANIFEST})
+
+    return _fetch_missing(copy, indexed, held, fetch)
+
+
+def _fetch_missing(
+    copy: Path, indexed: list[str], held: Iterable[Path], fetch: Callable[[str], Any]
+) -> int:
+    """Fetch ``indexed`` files (below ``copy``) not held yet, ``CHECKS_AT_ONCE`` at a time;
+    drop the ``held`` ones no longer indexed (their spec left the index). A file that cannot
+    be fetched is asked again at the next check."""
     listed = set(indexed)
-    for held in (copy / "v3" / "manifests" / "spec").glob("*/*.spec.manifest.json"):
-        if held.relative_to(copy).as_posix() not in listed:  # its spec left the index
-            held.unlink()
+    for path in held:
+        if path.relative_to(copy).as_posix() not in listed:
+            path.unlink()
     wanted = [m for m in indexed if not (copy / m).is_file()]
 
     def fetched(relative: str) -> bool:
         try:
-            got = fetcher.get(remote, relative, limit=SMALL)
+            got = fetch(relative)
         except FetchError:
             return False
         if got.status != 200:
@@ -479,14 +517,18 @@ def fetch_spec_manifests(remote: Remote, view: str, copy: Path, fetcher: Fetcher
 
 
 def fetch_sizes(sources: list, cache_dir: str | os.PathLike, limits: FetchLimits) -> int:
-    """The spec manifests every remote v3 mirror's copy lacks, fetched; how many were."""
+    """The spec manifests (v3) and image manifests (OCI) every remote mirror's copy lacks,
+    fetched; how many were."""
     count = 0
     with Fetcher(limits) as fetcher:
         for source in (s for s in sources if s.url):
             remote = Remote.parse(mirror_root(source.url))
             folder = copy_folder(cache_dir, remote.identity, source.view)
-            if held_state(folder).layout == "v3":
+            layout = held_state(folder).layout
+            if layout == "v3":
                 count += fetch_spec_manifests(remote, source.view, folder, fetcher)
+            elif layout == "oci":
+                count += fetch_oci_manifests(remote, folder, fetcher)
     return count
 
 

@@ -156,3 +156,40 @@ def test_a_v3_mirrors_sizes_come_once_it_is_served(http_server, tmp_path):
     assert got == [
         {**n, "tarball": f"{url}/{n['tarball']}" if n["tarball"] else None} for n in expected
     ]
+
+
+def test_an_oci_mirrors_sizes_come_once_it_is_served(oci_registry, tmp_path):
+    """Each spec's image manifest is fetched in the background after the data is served: its
+    last layer is the spec's tarball and its size (Spack's ``_oci_get_blob_info``); the
+    tarball is named by its image, ``oci+http://REGISTRY/REPOSITORY:TAG``."""
+    from tests.ocipush import read_mirror, spack_tag
+
+    content = read_mirror(TEST)
+    pushed = content.specs  # hash -> the image the registry is given
+    for number, image in enumerate(pushed.values(), 1):  # tarballs of sizes all different
+        image.tarball = bytes(range(256)) * number
+    for image in pushed.values():  # each image's layers: its held dependencies' tarballs first
+        oci_registry.pusher.push_spec("sizes/test", image, pushed)
+    oci_registry.pusher.push_index("sizes/test", content.index)
+    url = oci_registry.url("sizes/test")
+    installs = json.loads((TEST / "build_cache" / "index.json").read_text())["database"]
+    expected = {}
+    for hash, entry in installs["installs"].items():
+        node = entry["spec"]
+        held = entry.get("in_buildcache", True) and not node.get("external")
+        image = pushed.get(hash)
+        expected[hash] = {
+            "tarball": f"{url}:{spack_tag(node['name'], node['version'], hash)}" if held else None,
+            "size": float(len(image.tarball)) if held and image else None,
+        }
+    query = "{ specs(first: 100) { nodes { hash size tarball } } }"
+    with TestClient(create_app(settings=_settings(tmp_path, f"develop:m={url}", refresh=0))) as c:
+        first = _ask(c, query)["specs"]["nodes"]
+        for _ in range(POLLS):
+            got = _ask(c, query)["specs"]["nodes"]
+            if got != first:
+                break
+            time.sleep(0.2)
+    assert [n["size"] for n in first] == [None] * len(first)  # served before the sizes came
+    assert {n["hash"]: {"tarball": n["tarball"], "size": n["size"]} for n in got} == expected
+    assert sum(n["size"] is not None for n in got) == len(pushed)
