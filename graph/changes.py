@@ -431,3 +431,53 @@ def held_then(events: Iterable[Change], held: set[str], at: float) -> set[str]:
         then -= {s.hash for s in e.added} | {r.new.hash for r in e.replaced}
         then |= {s.hash for s in e.removed} | {r.old.hash for r in e.replaced}
     return then
+
+
+def mirrors_then(events: Iterable[Change], hash: str, now: Iterable[str], at: float) -> set[str]:
+    """The mirrors that held ``hash`` at ``at``: those holding it now, each later event
+    undone, newest first."""
+    held = set(now)
+    for e in sorted((e for e in events if e.at > at), key=lambda e: -e.id):
+        if any(s.hash == hash for s in e.added) or any(r.new.hash == hash for r in e.replaced):
+            held.discard(e.mirror)
+        if any(s.hash == hash for s in e.removed) or any(r.old.hash == hash for r in e.replaced):
+            held.add(e.mirror)
+    return held
+
+
+def coverage_at(G, found, env, events: list[Change], at: float, tag: str | None = None):
+    """``found`` (a ``Coverage`` of now) as the cache stood at ``at``: an entry held then and
+    not now is a hit (its own record when the graph no longer has the spec), one held now and
+    not then a miss; only the events after ``at`` are read."""
+    from .questions.coverage import Coverage, Entry, _closure
+
+    later = [e for e in events if e.at > at]
+    named = set().union(*(e.hashes() | {s.hash for s in e.removed} for e in later)) | {
+        r.old.hash for e in later for r in e.replaced
+    }
+    entries = []
+    for entry in found.entries:
+        if entry.external or entry.hash not in named:
+            entries.append(entry)
+            continue
+        spec = G.spec(entry.hash)
+        now = spec.mirrors if spec is not None else ()
+        then = mirrors_then(later, entry.hash, now, at)
+        if tag is not None:
+            then = {m for m in then if _tag_of(G, later, m) == tag}
+        if then or (spec is not None and spec.stacks and not spec.mirrors):
+            entries.append(Entry(entry.hash, entry.wanted, spec or entry.wanted, None))
+        else:
+            entries.append(Entry(entry.hash, entry.wanted, None, "not in any loaded mirror then"))
+    hit = {e.hash for e in entries if e.spec is not None}
+    roots = () if env is None else tuple(
+        r for r in env.roots if r not in env.externals and _closure(env, r) - env.externals <= hit
+    )  # fmt: skip
+    return Coverage(tuple(entries), roots)
+
+
+def _tag_of(G, events: list[Change], mirror: str) -> str | None:
+    info = G.mirrors.get(mirror)
+    if info is not None:
+        return info.tag
+    return next((e.tag for e in events if e.mirror == mirror), None)

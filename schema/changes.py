@@ -10,7 +10,7 @@ from cachegraph.graph import changes as log
 from cachegraph.graph.errors import BadArgument
 from strawberry.types import Info
 
-from .context import graph
+from .context import graph, warn
 from .cost import cost
 from .pagination import Connection, Slice
 
@@ -166,3 +166,21 @@ class ChangeQueries:
         chosen = log.select(events(info), seconds(since, "since"), seconds(until, "until"),
                             mirror, tag, stack, package)  # fmt: skip
         return change_connection(chosen, first, after)
+
+
+def coverage_then(info: Info, found, env, at: datetime, tag: str | None):
+    """A coverage of now as it stood at ``at``; a warning when ``at`` is before the history
+    kept (the events dropped by the log's budget are not undone)."""
+    kept = log.change_log(graph(info))
+    when = seconds(at, "at")
+    chosen = [] if kept is None else kept.snapshot()
+    if kept is None or (kept.dropped and (not chosen or when < chosen[0].at)):
+        warn(info, "'at' is before the history of changes kept (--change-log-bytes): answered "
+                   "as of the oldest change kept")  # fmt: skip
+    return log.coverage_at(graph(info), found, env, chosen, when, tag)
+
+
+def spec_moments(info: Info, hash: str) -> tuple[datetime | None, datetime | None]:
+    """When the change log saw a spec come first and go last."""
+    came, went = log.moments(events(info), hash)
+    return moment(came), moment(went)

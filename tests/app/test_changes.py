@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import feedparser
@@ -28,6 +29,9 @@ TEST = SEEDS / "mirrors" / "spack-test" / "unsigned"
 POLLS = 200
 REMOVED, ADDED = "qeehcxyvluwnihsc2qxstmpomtxo3lrc", "vd7v4ssgnoqdplgxyig3orum67n4vmhq"
 OLD_LIBDWARF, NEW_LIBDWARF = "u5uz3dcch5if4eve4sef67o2rf2lbfgh", "sk2gqqz4n5njmvktycnd25wq25jxiqkr"
+MOMENTS = """{ new: spec(hash: "%s") { firstSeenAt lastSeenAt }
+  removed: spec(hash: "%s") { firstSeenAt lastSeenAt }
+  added: spec(hash: "%s") { firstSeenAt lastSeenAt } }"""
 SPEC = '{ spec(hash: "%s") { specString } }'
 CHANGES = """{ changes { totalCount nodes { mirror tag stack atStart addedCount removedCount
   replacedCount added { hash specString spec { hash } } removed { hash specString spec { hash } }
@@ -90,6 +94,8 @@ def test_a_pushed_index_is_one_event_in_the_query_and_the_feed_kept_across_resta
         package_feed = feedparser.parse(client.get("/feeds/package/libdwarf.atom").text)
         other_feed = feedparser.parse(client.get("/feeds/package/zlib.atom").text)
         metrics = client.get("/metrics").text
+        moments = _ask(client, MOMENTS % (NEW_LIBDWARF, REMOVED, ADDED))
+        at = _ask(client, "{ changes { nodes { at } } }")["changes"]["nodes"][0]["at"]
         held = client.app.state.cache.sources.changes.bytes
     event = {
         "mirror": "develop/test",
@@ -109,6 +115,12 @@ def test_a_pushed_index_is_one_event_in_the_query_and_the_feed_kept_across_resta
         ],
     }
     assert data == {"totalCount": 1, "nodes": [event]}
+    # the rebuilt libdwarf and gcc came with the event; compiler-wrapper left (still a node)
+    assert moments == {
+        "new": {"firstSeenAt": at, "lastSeenAt": None},
+        "removed": {"firstSeenAt": None, "lastSeenAt": at},
+        "added": {"firstSeenAt": at, "lastSeenAt": None},
+    }
     assert f"cachegraph_change_log_bytes {float(held)}" in metrics
     assert f"cachegraph_change_log_budget_bytes {float(16 << 20):.7e}" in metrics
     assert held == (tmp_path / "cache" / "changes" / "changes.jsonl").stat().st_size
@@ -154,3 +166,42 @@ def test_a_pushed_index_is_one_event_in_the_query_and_the_feed_kept_across_resta
         data = _ask(client, CHANGES)["changes"]
     assert data["totalCount"] == 1 and data["nodes"] == [back]
     assert logged.read_text() == newest
+
+
+MPIGDB = SEEDS / "mirrors" / "mpigdb"
+LOCK = json.loads((SEEDS / "spack.lock").read_text())
+COVERAGE = """query($lock: JSON!, $at: DateTime) { coverage(lockfile: $lock, at: $at) {
+  hitCount entries { hash hit } } }"""
+
+
+def _hits(client: TestClient, at: str | None) -> set[str]:
+    answer = client.post(
+        "/graphql", json={"query": COVERAGE, "variables": {"lock": LOCK, "at": at}}
+    ).json()
+    assert "errors" not in answer, answer
+    return {e["hash"] for e in answer["data"]["coverage"]["entries"] if e["hit"]}
+
+
+def test_coverage_at_a_moment_before_a_change_counts_the_spec_it_removed(http_server, tmp_path):
+    url = http_server.publish(MPIGDB)
+    name = url.rsplit("/", 1)[1]
+    data = json.loads((MPIGDB / "build_cache" / "index.json").read_text())
+    installs = data["database"]["installs"]
+    settings = Settings(
+        mirror=(f"develop:m={url}",), refresh=0.2, cache_dir=str(tmp_path / "cache")
+    )
+    with TestClient(create_app(settings=settings)) as client:
+        before = _hits(client, None)
+        # a hit of seeds/spack.lock that the mirror holds: the pushed index holds it no more
+        gone = min(before & {h for h, r in installs.items() if r["in_buildcache"]})
+        installs[gone]["in_buildcache"] = False
+        _push(http_server, name, json.dumps(data).encode())
+        changed = _wait_for_events(client, 1)["nodes"][0]
+        assert [s["hash"] for s in changed["removed"]] == [gone]
+        at = _ask(client, "{ changes { nodes { at } } }")["changes"]["nodes"][0]["at"]
+        moment = datetime.fromisoformat(at)
+        then = _hits(client, (moment - timedelta(milliseconds=1)).isoformat())
+        after = _hits(client, (moment + timedelta(milliseconds=1)).isoformat())
+        now = _hits(client, None)
+    assert then == before
+    assert now == after == before - {gone}
