@@ -424,15 +424,6 @@ def moments(events: Iterable[Change], hash: str) -> tuple[float | None, float | 
     return came, went
 
 
-def held_then(events: Iterable[Change], held: set[str], at: float) -> set[str]:
-    """The hashes held at ``at``, from those held now, undoing each later event."""
-    then = set(held)
-    for e in sorted((e for e in events if e.at > at), key=lambda e: -e.id):
-        then -= {s.hash for s in e.added} | {r.new.hash for r in e.replaced}
-        then |= {s.hash for s in e.removed} | {r.old.hash for r in e.replaced}
-    return then
-
-
 def mirrors_then(events: Iterable[Change], hash: str, now: Iterable[str], at: float) -> set[str]:
     """The mirrors that held ``hash`` at ``at``: those holding it now, each later event
     undone, newest first."""

@@ -205,3 +205,76 @@ def test_coverage_at_a_moment_before_a_change_counts_the_spec_it_removed(http_se
         now = _hits(client, None)
     assert then == before
     assert now == after == before - {gone}
+
+
+def test_a_stream_reader_gets_the_event_and_a_client_holds_few_streams(http_server, tmp_path):
+    """Server-Sent Events from a real server (``cachegraph serve``), read by a real client."""
+    from cachegraph.changes import STREAMS_PER_CLIENT
+    from tests.browser import serving
+    from tests.remote import client as http_client
+
+    url = http_server.publish(TEST)
+    name = url.rsplit("/", 1)[1]
+    _push(http_server, name, OLD)
+    arguments = ("--mirror", f"develop:test={url}", "--refresh", "0.2",
+                 "--cache-dir", str(tmp_path / "cache"))  # fmt: skip
+    with (
+        serving(*arguments) as origin,
+        http_client() as http,
+        http.stream("GET", f"{origin}/changes/stream") as stream,
+    ):
+        assert stream.status_code == 200
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        others = [http.stream("GET", f"{origin}/changes/stream")
+                  for _ in range(STREAMS_PER_CLIENT - 1)]  # fmt: skip
+        opened = [o.__enter__() for o in others]
+        assert [o.status_code for o in opened] == [200] * len(opened)
+        refused = http.get(f"{origin}/changes/stream")
+        assert refused.status_code == 429 and "per client" in refused.text
+        for o in others:
+            o.__exit__(None, None, None)
+        lines = stream.iter_lines()
+        assert next(lines).startswith(":")
+        _push(http_server, name, NEW)
+        got = {}
+        for line in lines:
+            if line.startswith("event: "):
+                got["event"] = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                got["data"] = json.loads(line.removeprefix("data: "))
+                break
+    assert got["event"] == "change"
+    event = got["data"]
+    assert (event["mirror"], event["id"], event["at_start"]) == ("develop/test", 1, False)
+    assert [s["hash"] for s in event["added"]] == [ADDED]
+    assert [s["hash"] for s in event["removed"]] == [REMOVED]
+    assert [(r["old"]["hash"], r["new"]["hash"]) for r in event["replaced"]] == [
+        (OLD_LIBDWARF, NEW_LIBDWARF)
+    ]
+
+
+def test_a_reader_that_never_reads_is_cut_off_at_its_budget():
+    """Events pushed to a stream nobody reads wait within the budget, then the stream is cut:
+    its reader is told so and the stream ends (what was waiting is let go)."""
+    import asyncio
+
+    from cachegraph.graph.changes import Change, ChangedSpec
+
+    from cachegraph import changes as web
+
+    specs = [ChangedSpec(f"{i:032d}", f"pkg@{i}") for i in range(2000)]
+    event = Change(1.0, "develop/m", "develop", "m", "a", "b", specs)
+    size = len(event.to_line())
+
+    async def run() -> tuple[list[int], list[bytes]]:
+        reader = web._Reader(asyncio.get_running_loop())
+        held = []
+        for _ in range(web.STREAM_BUFFER_BYTES // size + 2):
+            reader.push(event)
+            await asyncio.sleep(0)  # the loop runs the push, as for an event from a thread
+            held.append(reader.bytes)
+        return held, [chunk async for chunk in reader.chunks()]
+
+    held, chunks = asyncio.run(run())
+    assert max(held) <= web.STREAM_BUFFER_BYTES and held[-1] == 0
+    assert chunks == [b"event: cut\ndata: the reader fell more than its buffer behind\n\n"]
