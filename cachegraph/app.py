@@ -25,6 +25,7 @@ from starlette.routing import Mount, Route
 from cachegraph.graph import CacheGraph, deadline
 from cachegraph.schema import build_schema
 
+from . import changes
 from .assets import Assets
 from .execution import COLLECTOR_THRESHOLDS, SWITCH_SECONDS, Executor, schema_extensions
 from .execution.tracing import Tracing
@@ -185,6 +186,7 @@ def create_app(
     ]
     if token:
         routes.append(Route("/admin/reload", admin_reload, methods=["POST"]))
+    changes.install(routes, metrics.registry, state)  # feeds and the change log's metrics
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(
         CORSMiddleware,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cachegraph.graph import MirrorSource
+from cachegraph.graph.changes import ChangeLog
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits, ca_bundle_problem
 from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
@@ -76,6 +77,12 @@ class Settings:
         "only whether they changed, and serves them, marked stale, with the network down); "
         "none: $XDG_CACHE_HOME/cachegraph or ~/.cache/cachegraph",
         "PATH",
+    )
+    change_log_bytes: int = _setting(
+        16 << 20,
+        "bytes of the log of what each refresh or reload changed in each mirror (kept in the "
+        "cache directory's changes/, in memory without one); the oldest whole events go first",
+        "BYTES",
     )
     ca_bundle: str = _setting(
         "",
@@ -265,13 +272,24 @@ class Settings:
         settings name, already read)."""
         from .state import DataSources
 
-        return DataSources(
+        sources = DataSources(
             list(self.data),
             self.mirror_sources() if mirrors is None else mirrors,
             self.snapshot,
             cache_dir=self.cache_dir,
             fetch_limits=self.fetch_limits(),
         )
+        sources.changes = self.change_log(sources.remote())
+        return sources
+
+    def change_log(self, remote: bool) -> ChangeLog:
+        """The change log, in the cache directory's ``changes/`` when there is one (a remote
+        mirror's default one included), else in memory."""
+        from cachegraph.graph.sources.remote import default_cache_dir
+
+        folder = self.cache_dir or (default_cache_dir() if remote else "")
+        return ChangeLog(os.path.join(folder, "changes") if folder else None,
+                         self.change_log_bytes)  # fmt: skip
 
     def fetch_limits(self) -> FetchLimits:
         """The bounds of each fetch from a remote mirror."""
@@ -332,6 +350,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "refresh": (lambda v: 0 <= v < math.inf, "0 (never) or more seconds"),
     "fetch_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "max_index_bytes": (_at_least(1), "at least 1"),
+    "change_log_bytes": (_at_least(1), "at least 1"),
     "ca_bundle": (lambda v: not ca_bundle_problem(v), "a readable file of PEM CA certificates"),
 }
 

@@ -20,13 +20,19 @@ from dataclasses import dataclass, field
 import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
+from cachegraph.graph.changes import CHANGES, ChangeLog, Watched, record_changes
 from cachegraph.graph.collector import collector_paused
 from cachegraph.graph.questions.counts import precompute, stats
 from cachegraph.graph.questions.mirrors import record_watches
 from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources import files
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
-from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, fetched_mirrors
+from cachegraph.graph.sources.remote import (
+    MirrorWatch,
+    default_cache_dir,
+    fetched_mirrors,
+    held_state,
+)
 from cachegraph.graph.words import counted
 
 from .aside import fetch_sizes_aside, load_aside
@@ -49,6 +55,8 @@ class DataSources:
     fetch_limits: FetchLimits = field(default_factory=FetchLimits)
     #: what is known of each remote mirror's freshness, by name; kept across reloads
     watches: dict[str, MirrorWatch] = field(default_factory=dict)
+    #: what each load changed in each mirror (None: not kept)
+    changes: ChangeLog | None = None
     #: the sources' fingerprint being worked out, started before the first load
     _fingerprint: files.Fingerprint | None = field(
         default=None, init=False, repr=False, compare=False
@@ -70,6 +78,21 @@ class DataSources:
                 self.mirrors, self.cache_dir or default_cache_dir(), fetcher, self.watches
             )
         return changed
+
+    def record_changes(self, graph: CacheGraph, at_start: bool) -> None:
+        """Record in the change log what this load changed in each mirror (``at_start``: the
+        first load, which finds what changed while the server was down)."""
+        if self.changes is None:
+            return
+        held = {m.label: held_state(m.path).hash for m in self.local_mirrors() if m.url}
+        mirrors = [
+            Watched(m.name, m.tag, m.stack, held.get(m.name, "")) for m in graph.mirrors.values()
+        ]
+        graph.memo[CHANGES] = self.changes  # what the API and the feeds read
+        try:
+            record_changes(self.changes, graph.store, mirrors, at_start)
+        except OSError as exc:
+            log.warning("cannot keep the change log in %s: %s", self.changes.folder, exc)
 
     def bundled(self) -> bool:
         """Whether nothing was given: the bundled pages and mirrors are served."""
@@ -270,6 +293,7 @@ class State:
             self.last = Outcome(False, time.time(), "no data loaded: " + report.summary(), problems)
             raise NoData("; ".join([*problems[:5], report.summary()]))
         self.graph, self.report = graph, report
+        await anyio.to_thread.run_sync(self.sources.record_changes, graph, True)
         settle(collect=False)
         self._save_snapshot(key)
         warm(graph)
@@ -303,6 +327,7 @@ class State:
                 log.error("%s", summary)
             else:
                 self.graph, self.report = graph, report
+                await anyio.to_thread.run_sync(self.sources.record_changes, graph, False)
                 self._save_snapshot(key)
                 warm(graph)
                 self.last = Outcome(True, time.time(), report.summary(), problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
@@ -15,6 +16,7 @@ from cachegraph.graph.store.view import CacheGraph
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from . import changes
 from .context import graph
 from .cost import cost
 
@@ -175,7 +177,8 @@ class CoverageQueries:
         metadata=cost(walks=True),
         description="Which specs of an environment are in the cache: give a spack.lock's parsed "
         "JSON (lockfile versions 2-6) or a list of full hashes; optionally only count the given "
-        "tag or stacks.",
+        "tag or stacks; with 'at', as the cache stood then, within the history the change log "
+        "keeps (changes).",
     )
     def coverage(
         self,
@@ -184,6 +187,7 @@ class CoverageQueries:
         specs: list[str] | None = None,
         tag: str | None = None,
         stacks: list[str] | None = None,
+        at: datetime | None = None,
     ) -> Coverage:
         cg = graph(info)
         if (lockfile is None) == (specs is None):
@@ -193,6 +197,8 @@ class CoverageQueries:
             found = coverage.coverage(cg, env, tag, stacks)
         else:
             env, found = None, coverage.hashes_coverage(cg, specs, tag, stacks)
+        if at is not None:
+            found = changes.coverage_then(info, found, env, at, tag)
         return Coverage(found=found, environment=env, tag=tag)
 
     @strawberry.field(

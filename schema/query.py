@@ -12,6 +12,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
+from .changes import ChangeQueries
 from .context import Context, graph, with_warnings
 from .coverage import CoverageQueries
 from .diffs import DiffQueries
@@ -62,6 +63,7 @@ Query = merge_types(
         CoverageQueries,
         DiffQueries,
         StatusQueries,
+        ChangeQueries,
     ),
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
@@ -23,6 +24,7 @@ from cachegraph.graph.questions.tags import seen
 from cachegraph.graph.store.records import SpecRecord
 from strawberry.types import Info
 
+from .changes import spec_moments
 from .context import graph, warn
 from .cost import WHEN_TRANSITIVE, cost, counted
 from .named import Named, names
@@ -181,6 +183,20 @@ class Spec(Node):
     def last_seen(self: SpecRecord) -> TagRef | None:
         _, last = seen(self)
         return None if last is None else Named("tag", last)
+
+    @strawberry.field(
+        description="When a refresh, reload or start first found it in a mirror's index, "
+        "within the history the change log keeps (changes); null when it came before."
+    )
+    def first_seen_at(self: SpecRecord, info: Info) -> datetime | None:
+        return spec_moments(info, self.hash)[0]
+
+    @strawberry.field(
+        description="When a change last took it out of a mirror's index, within the history "
+        "kept; null when none did."
+    )
+    def last_seen_at(self: SpecRecord, info: Info) -> datetime | None:
+        return spec_moments(info, self.hash)[1]
 
     @strawberry.field(
         metadata=cost(walks=WHEN_TRANSITIVE),

@@ -40,6 +40,7 @@ def test_the_fields_that_may_walk_every_spec():
         "Package.lookalikes": True,
         "SpecConnection.totalCount": True,
         "PackageConnection.totalCount": True,
+        "ChangeEventConnection.totalCount": True,  # the generic Connection's; the log is bounded
         "Stack.packages": True,
         "Stack.packageCount": True,
         "Stack.totalBytes": True,

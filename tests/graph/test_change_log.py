@@ -1,0 +1,71 @@
+"""The change log's file: bounded by bytes, the oldest whole events out first, never a part
+of one; a damaged line reported and skipped; what is kept read back by a restart."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from cachegraph.graph.changes import LOG_FILE, Change, ChangedSpec, ChangeLog, Replaced
+
+
+def _event(n: int, specs: int = 3) -> Change:
+    added = [ChangedSpec(f"{n:02d}{i:030d}", f"pkg{n}@1.{i} arch=linux-x-y") for i in range(specs)]
+    replaced = [Replaced(ChangedSpec("o" * 32, "zlib@1.3"), ChangedSpec("n" * 32, "zlib@1.3"))]
+    return Change(1000.0 + n, "develop/m", "develop", "m", f"old{n}", f"new{n}", added,
+                  [], replaced)  # fmt: skip
+
+
+def _lines(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / LOG_FILE).read_text().splitlines()]
+
+
+def test_a_shrunk_budget_drops_the_oldest_whole_events(tmp_path):
+    log = ChangeLog(tmp_path, budget=1 << 20)
+    for n in range(1, 6):
+        log.append(_event(n))
+    sizes = [len(e.to_line().encode()) for e in log.events]
+    assert [e["id"] for e in _lines(tmp_path)] == [1, 2, 3, 4, 5]
+    # a restart with room for the newest two events and most of a third: two are kept, whole
+    budget = sizes[-1] + sizes[-2] + sizes[-3] - 1
+    again = ChangeLog(tmp_path, budget=budget)
+    assert [e.id for e in again.events] == [4, 5] and again.dropped == 3
+    assert [e["id"] for e in _lines(tmp_path)] == [4, 5]
+    assert again.bytes == (tmp_path / LOG_FILE).stat().st_size <= budget
+    assert list(again.events) == [_with_id(_event(4), 4), _with_id(_event(5), 5)]
+    # a new event goes on from the last id, and pushes the oldest out
+    again.append(_event(6))
+    assert [e["id"] for e in _lines(tmp_path)] == [5, 6]
+
+
+def _with_id(event: Change, id: int) -> Change:
+    event.id = id
+    return event
+
+
+def test_an_event_larger_than_the_budget_is_not_kept_not_cut(tmp_path):
+    log = ChangeLog(tmp_path, budget=600)
+    log.append(_event(1, specs=1))
+    log.append(_event(2, specs=50))
+    assert [e.id for e in log.events] == [1]
+    assert [e["id"] for e in _lines(tmp_path)] == [1]
+
+
+def test_a_damaged_line_is_reported_and_skipped(tmp_path, caplog):
+    log = ChangeLog(tmp_path)
+    for n in range(1, 4):
+        log.append(_event(n))
+    text = (tmp_path / LOG_FILE).read_text().splitlines(keepends=True)
+    # the second line damaged, the last cut short (a crash while writing it)
+    (tmp_path / LOG_FILE).write_text(text[0] + '{"at": "x"}\n' + text[2][:40])
+    caplog.set_level(logging.WARNING, "cachegraph")
+    again = ChangeLog(tmp_path)
+    assert [e.id for e in again.events] == [1] and again.damaged == 2
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and all(LOG_FILE in m and "skipped" in m for m in said)
+
+
+def test_without_a_folder_the_log_is_in_memory(tmp_path):
+    log = ChangeLog(None, budget=1 << 20)
+    log.append(_event(1))
+    assert [e.id for e in log.snapshot()] == [1] and list(tmp_path.iterdir()) == []
