@@ -79,7 +79,7 @@ def log_stack() -> None:
     log = logging.getLogger("cachegraph")
     if missing:
         log.warning(
-            "serving HTTP on %s and %s: no %s wheel here (pure Python, slower: "
+            "serving HTTP on %s and %s: no %s wheel here (slower: "
             "pip install httptools uvloop where the platform has them)",
             parser, loop, " or ".join(missing),
         )  # fmt: skip

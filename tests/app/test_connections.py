@@ -157,8 +157,9 @@ def test_the_stack_is_said_in_the_log_and_in_metrics(started):
     assert said == [f'cachegraph_http_stack_info{{loop="{loop}",parser="{parser}"}} 1.0']
     logged = log.read_text()
     if parser == "h11":
-        assert ("serving HTTP on h11 and asyncio: no httptools or uvloop wheel here (pure "
-                "Python, slower: pip install httptools uvloop where the platform has them)"
-                ) in logged  # fmt: skip
+        assert (
+            "serving HTTP on h11 and asyncio: no httptools or uvloop wheel here (slower: "
+            "pip install httptools uvloop where the platform has them)"
+        ) in logged
     else:
         assert "serving HTTP on httptools and uvloop" in logged
