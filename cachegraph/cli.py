@@ -232,11 +232,12 @@ def serve(args: argparse.Namespace) -> int:
         port=settings.port,
         log_config=None,
         access_log=False,
-        http=server.PROTOCOL,  # h11 with a header timeout: see cachegraph/server.py
         timeout_keep_alive=settings.keep_alive_timeout,
+        **server.uvicorn_options(),  # with a header timeout: see cachegraph/server.py
     )
     # The port first: one in use is said at once, not after a load of minutes.
     listening = _listen(settings.host, settings.port)
+    server.log_stack()
     if settings.workers > 1:
         # Workers are new processes: they take the settings from the environment. Uvicorn
         # binds the port again for them, before any loads.

@@ -28,6 +28,7 @@ import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from cachegraph import server
 from cachegraph.graph.bounded import BoundedCache
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
@@ -340,6 +341,14 @@ class Metrics:
         self.cache_bytes = Gauge(
             "cachegraph_cache_bytes", "bytes each cache holds (estimated)", ["cache"], registry=r
         )
+        self.http_stack = Gauge(
+            "cachegraph_http_stack_info",
+            "the HTTP parser and event loop `cachegraph serve` runs on (h11 and asyncio: a "
+            "wheel of httptools or uvloop is missing)",
+            ["parser", "loop"],
+            registry=r,
+        )
+        self.http_stack.labels(*server.stack()).set(1)
         self.remote_mirrors = _RemoteMirrors()
         r.register(self.remote_mirrors)
         self.cache_budget = Gauge(

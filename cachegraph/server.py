@@ -1,33 +1,43 @@
-"""Uvicorn's HTTP/1.1 protocol (h11) with a time limit on a request's headers.
+"""The HTTP stack ``cachegraph serve`` runs: Uvicorn's httptools protocol on uvloop, with a
+time limit and a size limit on a request's headers; Uvicorn's h11 protocol on asyncio where
+the httptools or uvloop wheel is missing (said at start and in ``/metrics``).
 
 Uvicorn closes a kept-alive connection that stays idle ``timeout_keep_alive`` seconds
 after a response (our ``keep_alive_timeout`` setting), but it has no limit at all on a
 connection that never finishes its headers: neither the first request's (a client that
 connects and sends nothing, or a byte now and then), nor those of a later request once
 its first bytes arrived. 2,000 such connections stayed open past 60 s, and at 1,024 open
-files they made the server refuse everyone, ``/healthz`` too.
+files they made the server refuse everyone, ``/healthz`` too. Nor does its httptools
+protocol bound a header's bytes (its h11 protocol does: ``h11_max_incomplete_event_size``,
+16 KiB).
 
-Why a subclass of Uvicorn's h11 protocol rather than another server: Uvicorn is what
-the server runs and is deployed with (the Dockerfile, the compose file and the manifests
-start ``cachegraph serve``), its h11 protocol is a small asyncio ``Protocol`` with a
-keep-alive timer already, and the missing timer is a few lines beside it. Hypercorn has
-a header timeout of its own, but moving to it would change every deployment to close
-one gap. h11 (pure Python, always installed with Uvicorn) rather than httptools: the
-same protocol everywhere, and ``h11_max_incomplete_event_size`` bounds a header's bytes
-(Uvicorn's default, 16 kB), so a header is bounded in both time and size.
+So each protocol here is Uvicorn's own with a header timer: it starts when a connection
+opens, and again when the first bytes of a later request arrive on it; it stops when the
+request's headers are complete (its body has ``body_timeout`` of its own, in
+``observe.RequestMiddleware``). At the limit the server answers ``408 Request Timeout`` and
+closes the connection. It does not restart on each byte: a client that trickles its headers
+a byte at a time is closed at the same limit. The httptools protocol also counts a request's
+bytes until its headers are complete: past ``MAX_HEADER_BYTES`` (h11's 16 KiB) it is refused
+as h11 refuses it (``400 Invalid HTTP request received.``, closed).
 
-The timer starts when a connection opens, and again when the first bytes of a later
-request arrive on it; it stops when the request's headers are complete (its body has
-``body_timeout`` of its own, in ``observe.RequestMiddleware``). At the limit the server
-answers ``408 Request Timeout`` and closes the connection. It does not restart on each
-byte: a client that trickles its headers a byte at a time is closed at the same limit.
+Why httptools and uvloop (Uvicorn's ``standard`` extra) and not another server: measured on
+one keep-alive client, 2,000 requests of a bare Starlette route returning 190 bytes
+(``bench/benchmark.py --http-stacks``; docs/benchmarks.md, "HTTP stack"), h11 with this
+timer on asyncio took p50 0.28 ms, httptools on asyncio 0.16 ms, httptools on uvloop 0.16 ms
+(the issue's machine: 0.55, 0.39 and 0.29 ms; Granian 0.39 ms there). Uvicorn is what every
+deployment starts (the Dockerfile, the compose file and the manifests run ``cachegraph
+serve``), and the timer is the same few lines on either of its protocols, where another
+server would change every deployment and bring timeouts of its own to test again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import logging
 import resource
+from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -35,7 +45,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 #: Seconds a client may take to send a request's headers; the server sets it from its
 #: ``header_timeout`` setting at start (each worker process too: ``app_from_environment``).
 HEADER_TIMEOUT = 10.0
-PROTOCOL = "cachegraph.server:HeaderTimeoutProtocol"
+#: Bytes of a request line and its headers: h11's ``DEFAULT_MAX_INCOMPLETE_EVENT_SIZE``,
+#: what the h11 protocol allows, so both stacks refuse the same requests.
+MAX_HEADER_BYTES = 16 * 1024
 
 _MESSAGE = b'{"errors":[{"message":"the request headers did not arrive in time"}]}'
 _TIMED_OUT = (
@@ -44,11 +56,71 @@ _TIMED_OUT = (
 )
 
 
-class HeaderTimeoutProtocol(H11Protocol):
-    """Uvicorn's h11 protocol, closing connections whose headers take over HEADER_TIMEOUT."""
+def stack() -> tuple[str, str]:
+    """(parser, loop) ``cachegraph serve`` runs on: ``httptools`` and ``uvloop`` where their
+    wheels are installed, else ``h11`` and ``asyncio``, each apart."""
+    parser = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    return parser, loop
+
+
+def uvicorn_options() -> dict[str, str]:
+    """Uvicorn's ``http`` and ``loop`` options for ``stack()``."""
+    parser, loop = stack()
+    protocol = "HttpToolsHeaderTimeout" if parser == "httptools" else "HeaderTimeoutProtocol"
+    return {"http": f"cachegraph.server:{protocol}", "loop": loop}
+
+
+def log_stack() -> None:
+    """Say in the log which stack serves, and why when it is the slower one."""
+    parser, loop = stack()
+    missing = [name for name, had in (("httptools", parser == "httptools"),
+                                      ("uvloop", loop == "uvloop")) if not had]  # fmt: skip
+    log = logging.getLogger("cachegraph")
+    if missing:
+        log.warning(
+            "serving HTTP on %s and %s: no %s wheel here (slower: "
+            "pip install httptools uvloop where the platform has them)",
+            parser, loop, " or ".join(missing),
+        )  # fmt: skip
+    else:
+        log.info("serving HTTP on %s and %s", parser, loop)
+
+
+class _HeaderTimer:
+    """The header timer both protocols share; ``_waiting()`` says whether headers are due."""
+
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    logger: Any
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def _waiting(self) -> bool:
+        raise NotImplementedError
+
+    def _wait_for_headers(self) -> None:
+        self._header_timer = self.loop.call_later(HEADER_TIMEOUT, self._headers_late)
+
+    def _headers_arrived(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self._waiting() and not self.transport.is_closing():
+            self.logger.info("closed a connection whose headers took over %g s", HEADER_TIMEOUT)
+            with contextlib.suppress(OSError):
+                self.transport.write(_TIMED_OUT)
+            self.transport.close()
+
+
+class HeaderTimeoutProtocol(_HeaderTimer, H11Protocol):
+    """Uvicorn's h11 protocol, closing connections whose headers take over HEADER_TIMEOUT
+    (the fallback where httptools has no wheel)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        self._header_timer: asyncio.TimerHandle | None = None
+        self._header_timer = None
         super().connection_made(transport)
         self._wait_for_headers()
 
@@ -63,21 +135,62 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._headers_arrived()
         super().connection_lost(exc)
 
-    def _wait_for_headers(self) -> None:
-        self._header_timer = self.loop.call_later(HEADER_TIMEOUT, self._headers_late)
+    def _waiting(self) -> bool:
+        return self.conn.their_state is h11.IDLE
 
-    def _headers_arrived(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
+
+if importlib.util.find_spec("httptools"):
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class HttpToolsHeaderTimeout(_HeaderTimer, HttpToolsProtocol):
+        """Uvicorn's httptools protocol, closing connections whose headers take over
+        HEADER_TIMEOUT, and refusing a request line and headers over MAX_HEADER_BYTES.
+
+        The bytes are counted as they arrive, not in the parser's callbacks: httptools keeps
+        a header's value until the header ends, so a header that never ends would grow in it.
+        A chunk that completes the headers is not held against them (its body may follow in
+        it), so what is held is at most the limit and one read.
+        """
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._header_timer = None
+            self._header_bytes = 0
+            self._in_body = False
+            super().connection_made(transport)
+            self._wait_for_headers()
 
-    def _headers_late(self) -> None:
-        self._header_timer = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            self.logger.info("closed a connection whose headers took over %g s", HEADER_TIMEOUT)
-            with contextlib.suppress(OSError):
-                self.transport.write(_TIMED_OUT)
-            self.transport.close()
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._headers_arrived()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if not self._in_body:
+                self._header_bytes += len(data)
+            super().data_received(data)
+            if (not self._in_body and self._header_bytes > MAX_HEADER_BYTES
+                    and not self.transport.is_closing()):  # fmt: skip
+                self._headers_arrived()
+                self.logger.warning("Invalid HTTP request received.")  # as h11's refusal
+                self.send_400_response("Invalid HTTP request received.")
+
+        # httptools' callbacks, as the parser meets a request's parts
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self._header_timer is None:
+                self._wait_for_headers()  # a new request on a kept-alive connection
+
+        def on_headers_complete(self) -> None:
+            self._headers_arrived()
+            self._in_body = True
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._in_body = False
+            self._header_bytes = 0
+            super().on_message_complete()
+
+        def _waiting(self) -> bool:
+            return True  # the timer runs only until the headers are complete
 
 
 def raise_open_file_limit() -> tuple[int, int]:

@@ -3,10 +3,12 @@ never end (or never begin, or trickle in), and kept-alive connections left idle.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -17,18 +19,39 @@ pytestmark = pytest.mark.slow
 TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\n"
 
 
-@pytest.fixture(scope="module")
-def port():
+#: how the server is started: as installed (httptools and uvloop), or as where neither has
+#: a wheel (their imports made to fail before the server starts: the h11 fallback)
+STACKS = {
+    "httptools-uvloop": [],
+    "h11-asyncio": [
+        "-c",
+        "import sys; sys.modules['httptools'] = sys.modules['uvloop'] = None;"
+        "from cachegraph.cli import main; sys.exit(main())",
+    ],
+}
+
+
+@pytest.fixture(scope="module", params=list(STACKS))
+def started(request, tmp_path_factory):
+    """(port, the server's log) of a server on each stack."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
-         "--header-timeout", "1", "--keep-alive-timeout", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    log = tmp_path_factory.mktemp("server") / "stderr.log"
+    command = STACKS[request.param] or ["-m", "cachegraph.cli"]
+    with log.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, *command, "serve", "--port", str(port),
+             "--header-timeout", "1", "--keep-alive-timeout", "1"],
+            stdout=subprocess.DEVNULL, stderr=err,
+        )  # fmt: skip
     wait_healthy(port, process)
-    yield port
+    yield port, request.param, log
     process.terminate()
     process.wait(30)
+
+
+@pytest.fixture
+def port(started) -> int:
+    return started[0]
 
 
 def connect(port: int) -> socket.socket:
@@ -97,3 +120,46 @@ def test_a_request_that_finishes_its_headers_in_time_is_answered(port):
     got = read_to_end(conn)
     assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b'{"status":"alive"}')
     conn.close()
+
+
+def test_a_request_line_and_headers_past_16_kib_are_refused_at_once(port):
+    """As h11's ``h11_max_incomplete_event_size`` (16 KiB) refuses them, on either stack: a
+    header that never ends is cut at the limit, not held until the header timeout."""
+    conn = connect(port)
+    conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * (17 * 1024))
+    got = read_to_end(conn)
+    assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert got.endswith(b"Invalid HTTP request received.")
+    conn.close()
+
+
+def test_headers_within_the_limit_and_a_large_body_are_answered(port):
+    body = json.dumps({"query": "{ stats { specCount } }", "pad": "x" * 200_000}).encode()
+    conn = connect(port)
+    conn.sendall(
+        b"POST /graphql HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nX-Pad: " + b"a" * (12 * 1024) + b"\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    got = read_to_end(conn)
+    assert got.startswith(b"HTTP/1.1 200 OK\r\n")
+    # the bundled data: 454 page specs and the mirrors' 42 more (tests/app/test_cli_usage.py)
+    assert got.endswith(b'{"data":{"stats":{"specCount":496}}}')
+    conn.close()
+
+
+def test_the_stack_is_said_in_the_log_and_in_metrics(started):
+    port, stack, log = started
+    parser, loop = stack.split("-")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
+        metrics = answer.read().decode()
+    said = [line for line in metrics.splitlines() if line.startswith("cachegraph_http_stack")]
+    assert said == [f'cachegraph_http_stack_info{{loop="{loop}",parser="{parser}"}} 1.0']
+    logged = log.read_text()
+    if parser == "h11":
+        assert (
+            "serving HTTP on h11 and asyncio: no httptools or uvloop wheel here (slower: "
+            "pip install httptools uvloop where the platform has them)"
+        ) in logged
+    else:
+        assert "serving HTTP on httptools and uvloop" in logged
