@@ -89,6 +89,8 @@ class Streams:
             finally:
                 undo()
                 self.open[client] -= 1
+                if not self.open[client]:  # a key per address streaming now, never more
+                    del self.open[client]
 
         return StreamingResponse(
             events(), media_type="text/event-stream", headers={"cache-control": "no-store"}
