@@ -18,7 +18,7 @@ from ..store.tables import distinct
 from ..store.view import CacheGraph
 from .overlaps import loaded_tag
 from .scope import stack_counts
-from .specs import SpecQuery, compiler_key, select_specs
+from .specs import SpecQuery, compiler_key, compiler_spellings, select_specs
 
 
 def counts_in(G: CacheGraph, ranks: np.ndarray, kinds: Iterable[str], tag: str | None) -> dict:
@@ -77,8 +77,11 @@ def spec_count(G: CacheGraph, kind: str, name: str, tag: str | None = None) -> i
     >>> spec_count(G, "package", "zlib"), spec_count(G, "package", "zlib", "develop")
     (2, 1)
     """
-    if kind == "compiler":
-        name = compiler_key(name)
+    if kind == "compiler":  # under its old and its current name alike
+        names = compiler_spellings(G, name)
+        return sum(spec_count(G, "recorded compiler", n, tag) for n in names)
+    if kind == "recorded compiler":
+        kind = "compiler"
     if tag is None or kind == "stack":
         return len(G.store.ranks(kind, name, tag))
     if kind == "tag":
