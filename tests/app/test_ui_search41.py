@@ -157,3 +157,23 @@ def test_the_picker_hides_a_column_and_restores_it_and_remembers(browser, origin
     assert hidden == [h for h in before if h != "stacks"] == kept
     assert cells == len(hidden)
     assert restored == before
+
+
+def test_home_shows_no_server_path_the_status_view_does(browser, origin):
+    """The bundled mirrors are folders on the server: home (every visitor's) names none of
+    their paths; the status view (the operators') gives each."""
+    locations = [m["location"] for m in ask(origin, "{ mirrors { location } }")["mirrors"]]
+    assert locations and all(loc.startswith("/") for loc in locations)
+    watched = Watched(browser, origin)
+    watched.open("/")
+    watched.settled()
+    home = watched.page.locator("main").inner_text()
+    cells = watched.page.locator("section[aria-labelledby=mirrors-h] tbody td:last-child")
+    shown = cells.all_inner_texts()
+    watched.open("/ui/status")
+    watched.settled()
+    status = watched.page.locator("main").inner_text()
+    watched.check_and_close()
+    assert not [loc for loc in locations if loc in home]
+    assert shown == ["on this server"] * len(locations)
+    assert all(loc in status for loc in locations)
