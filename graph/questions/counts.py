@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attributes import SINGLE
-from ..spack.names import NO_COMPILER, version_key
+from ..spack.names import NO_COMPILER, current_compiler, version_key
 from ..store.tables import distinct
 from ..store.view import CacheGraph
 from .overlaps import loaded_tag
@@ -100,9 +100,13 @@ def names_in_scope(G: CacheGraph, kind: str, tag: str | None = None) -> list[str
     (['gcc@12.3.0'], ['e4s', 'ml'])
     """
     if tag is None:
-        return G.memoized(("names", kind), lambda: G.store.names(kind))
-    names = sorted(_scope_counts(G, tag).get(kind, ()))
-    return [n for n in names if n != NO_COMPILER] if kind == "compiler" else names
+        names = G.memoized(("names", kind), lambda: G.store.names(kind))
+    else:
+        names = sorted(_scope_counts(G, tag).get(kind, ()))
+    if kind != "compiler":
+        return names
+    # one name per compiler, Spack's current one (oneapi@... is intel-oneapi-compilers@...)
+    return sorted({current_compiler(n) for n in names if n != NO_COMPILER})
 
 
 def tag_names(G: CacheGraph) -> list[str]:
