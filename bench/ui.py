@@ -4,6 +4,8 @@ data it downloads, on the bundled seeds, a page tree and the mirror workload of
 
     python bench/ui.py                                  # seeds, 1M page records, 250k mirrors
     python bench/ui.py --sizes 10000 --mirror-sizes 10000   # a quick look
+    python bench/ui.py --sizes "" --mirror-sizes "" --together 100000:160000
+        # issue 41's shape: page records and mirrors with DAGs served at once (30+ stacks)
 
 First meaningful paint: from the start of navigation to the moment the view's main data
 is on the screen (the explorer marks it, ``performance.mark("cg-painted")``), in a new
@@ -145,6 +147,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000000")
     parser.add_argument("--mirror-sizes", default="250000")
+    parser.add_argument(
+        "--together",
+        default="",
+        help="PAGES:MIRROR_SPECS served at once, e.g. 100000:160000 (30+ stacks, 100k+ specs "
+        "with DAGs; issue 41's shape)",
+    )
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--work", type=Path, default=Path("/tmp/cachegraph-bench"))
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
@@ -169,6 +177,16 @@ def main() -> int:
         server = Server(None, "--mirrors-file", str(tree / "mirrors.yaml"))
         try:
             rows += measure(f"{size:,} mirror specs", server, args.repeat, lockfile)
+        finally:
+            server.stop()
+    if args.together:
+        pages, mirrors = (int(n) for n in args.together.split(":"))
+        tree = made(args.work / f"tree-{pages}", synthesize, pages)
+        mirrored = made(args.work / f"mirrors-{mirrors}", synthesize_mirrors, mirrors)
+        server = Server(tree, "--mirrors-file", str(mirrored / "mirrors.yaml"))
+        try:
+            label = f"{pages:,} page records + {mirrors:,} mirror specs"
+            rows += measure(label, server, args.repeat, mirror_lockfile(mirrored, args.work))
         finally:
             server.stop()
     table = "\n".join(["| data | view | first meaningful paint (median) | data downloaded (max) |",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 from cachegraph.graph.questions import counts
-from cachegraph.graph.spack.names import compiler_parts, normalize_compiler
+from cachegraph.graph.spack.names import compiler_parts, current_compiler, normalize_compiler
 from strawberry.types import Info
 
 from .context import graph
@@ -46,7 +46,7 @@ class Target(PackageGroup, Node):
 def find_compiler(info: Info, name: str) -> Compiler | None:
     key = normalize_compiler(name)
     if key and counts.spec_count(graph(info), "compiler", key):
-        return Named("compiler", key)
+        return Named("compiler", current_compiler(key))
     return None
 
 

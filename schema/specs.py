@@ -21,6 +21,7 @@ from cachegraph.graph.questions.specs import (
     spec_by_hash,
 )
 from cachegraph.graph.questions.tags import seen
+from cachegraph.graph.spack.names import current_compiler
 from cachegraph.graph.store.records import SpecRecord
 from strawberry.types import Info
 
@@ -88,7 +89,8 @@ class Spec(Node):
         description="Null when the record's compiler is 'none' (e.g. pure-Python packages)."
     )
     def compiler(self: SpecRecord) -> CompilerRef | None:
-        return Named("compiler", self.compiler) if self.compiler else None
+        # one name per compiler: Spack's current one (oneapi@... is intel-oneapi-compilers@...)
+        return Named("compiler", current_compiler(self.compiler)) if self.compiler else None
 
     @strawberry.field
     def target(self: SpecRecord) -> TargetRef:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attributes import SINGLE
-from ..spack.names import NO_COMPILER, version_key
+from ..spack.names import NO_COMPILER, current_compiler, version_key
 from ..store.tables import distinct
 from ..store.view import CacheGraph
 from .overlaps import loaded_tag
 from .scope import stack_counts
-from .specs import SpecQuery, compiler_key, select_specs
+from .specs import SpecQuery, compiler_key, compiler_spellings, select_specs
 
 
 def counts_in(G: CacheGraph, ranks: np.ndarray, kinds: Iterable[str], tag: str | None) -> dict:
@@ -77,8 +77,11 @@ def spec_count(G: CacheGraph, kind: str, name: str, tag: str | None = None) -> i
     >>> spec_count(G, "package", "zlib"), spec_count(G, "package", "zlib", "develop")
     (2, 1)
     """
-    if kind == "compiler":
-        name = compiler_key(name)
+    if kind == "compiler":  # under its old and its current name alike
+        names = compiler_spellings(G, name)
+        return sum(spec_count(G, "recorded compiler", n, tag) for n in names)
+    if kind == "recorded compiler":
+        kind = "compiler"
     if tag is None or kind == "stack":
         return len(G.store.ranks(kind, name, tag))
     if kind == "tag":
@@ -97,9 +100,13 @@ def names_in_scope(G: CacheGraph, kind: str, tag: str | None = None) -> list[str
     (['gcc@12.3.0'], ['e4s', 'ml'])
     """
     if tag is None:
-        return G.memoized(("names", kind), lambda: G.store.names(kind))
-    names = sorted(_scope_counts(G, tag).get(kind, ()))
-    return [n for n in names if n != NO_COMPILER] if kind == "compiler" else names
+        names = G.memoized(("names", kind), lambda: G.store.names(kind))
+    else:
+        names = sorted(_scope_counts(G, tag).get(kind, ()))
+    if kind != "compiler":
+        return names
+    # one name per compiler, Spack's current one (oneapi@... is intel-oneapi-compilers@...)
+    return sorted({current_compiler(n) for n in names if n != NO_COMPILER})
 
 
 def tag_names(G: CacheGraph) -> list[str]:

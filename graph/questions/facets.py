@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attributes import SINGLE
+from ..spack.names import current_compiler
 from ..store.view import CacheGraph
 from .counts import counts_in
 from .specs import SpecQuery, select_specs
@@ -49,7 +50,7 @@ def facets(G: CacheGraph, q: SpecQuery) -> Facets:
 
 def _of(G: CacheGraph, ranks: np.ndarray, tag: str | None) -> Facets:
     counts = counts_in(G, ranks, FACETS, tag)
-    return Facets(len(ranks), {name: _ranked(c) for name, c in counts.items()})
+    return Facets(len(ranks), {name: _ranked(_named(name, c)) for name, c in counts.items()})
 
 
 def _whole(G: CacheGraph) -> Facets:
@@ -59,10 +60,21 @@ def _whole(G: CacheGraph) -> Facets:
     for kind in FACETS:
         counts = store.index(kind).counts()
         names = store.strings(kind).values
-        values[kind] = _ranked(
-            Counter({names[c]: int(counts[c]) for c in np.flatnonzero(counts).tolist()})
-        )
+        found = Counter({names[c]: int(counts[c]) for c in np.flatnonzero(counts).tolist()})
+        values[kind] = _ranked(_named(kind, found))
     return Facets(store.n, values)
+
+
+def _named(kind: str, counts: Counter) -> Counter:
+    """The compiler facet under Spack's current names: ``oneapi@2024.2.1`` and
+    ``intel-oneapi-compilers@2024.2.1`` one value, their counts added (a spec records one
+    compiler, so none is counted twice)."""
+    if kind != "compiler":
+        return counts
+    merged: Counter = Counter()
+    for name, n in counts.items():
+        merged[current_compiler(name)] += n
+    return merged
 
 
 def _ranked(counts: Counter) -> list[tuple[str, int]]:

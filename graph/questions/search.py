@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import deadline
 from ..errors import BadArgument
+from ..spack.names import current_compiler
 from ..store.records import SpecRecord
 from ..store.view import CacheGraph
 
@@ -47,9 +48,8 @@ def score(word: str, spec: SpecRecord) -> int | None:
         return 1
     if word in name or spec.version.lower().startswith(word):
         return 2
-    if any(word in v.lower() for v in spec.variants) or any(
-        word in value.lower() for value in (spec.compiler_key, spec.target, spec.os)
-    ):
+    values = (spec.compiler_key, current_compiler(spec.compiler_key), spec.target, spec.os)
+    if any(word in v.lower() for v in spec.variants) or any(word in v.lower() for v in values):
         return 3
     return None
 
@@ -99,6 +99,8 @@ def _scores(G: CacheGraph, word: str) -> np.ndarray:
     elsewhere = np.zeros(store.n, bool)
     for kind in ("compiler", "target", "os"):
         elsewhere |= pick(kind, lambda v: word in v.lower()).astype(bool)
+    # a compiler by its current name too: llvm finds the specs recording clang@...
+    elsewhere |= pick("compiler", lambda v: word in current_compiler(v).lower()).astype(bool)
     variants = store.sets("variants")
     holds = _table(store.strings("variant").values, lambda v: word in v.lower()).astype(bool)
     if len(holds):

@@ -15,7 +15,7 @@ from .. import deadline
 from ..attributes import SINGLE
 from ..errors import AmbiguousHash, BadArgument, HashTooShort
 from ..spack import satisfies
-from ..spack.names import NO_COMPILER, compiler_parts, normalize_compiler
+from ..spack.names import NO_COMPILER, compiler_parts, current_compiler, normalize_compiler
 from ..spack.satisfies import Host, Test
 from ..store.records import SpecRecord
 from ..store.view import CacheGraph
@@ -284,10 +284,11 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     if q.impossible:
         return SpecSelection(G, np.zeros(0, np.int64))
     keys = [
-        (kind, compiler_key(value) if kind == "compiler" else value, None)
-        for kind in SINGLE
-        if (value := getattr(q, kind)) is not None
-    ]
+        (kind, value, None) for kind in SINGLE
+        if kind != "compiler" and (value := getattr(q, kind)) is not None
+    ]  # fmt: skip
+    if q.compiler is not None:
+        keys += _compiler_keys(G, q.compiler)
     keys += [("variant", v, None) for v in q.variants]
     if q.mirror is not None:
         keys.append(("mirror", q.mirror, None))
@@ -296,7 +297,8 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
         keys.append(("tag", q.tag, None))
     unknown = [
         found for kind, value, _ in keys
-        if (found := satisfies.unknown_value(G, kind, value)) is not None
+        if not isinstance(value, tuple)  # a compiler recorded under two names: loaded
+        and (found := satisfies.unknown_value(G, kind, value)) is not None
     ]  # fmt: skip
     required = [
         satisfies.requirement(G, q.satisfies) if q.satisfies is not None else None,
@@ -328,8 +330,38 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     return selection
 
 
+def _compiler_keys(G: CacheGraph, name: str) -> list[tuple]:
+    """The index key of a compiler filter: the compiler as recorded, or, when the loaded specs
+    record it under its old and its current name too (``oneapi@2024.2.1`` and
+    ``intel-oneapi-compilers@2024.2.1``, ``names.current_compiler``), every spelling, as one
+    key whose value is a tuple; either name is accepted."""
+    spellings = compiler_spellings(G, name)
+    return [("compiler", spellings if len(spellings) > 1 else spellings[0], None)]
+
+
+def compiler_spellings(G: CacheGraph, name: str) -> tuple[str, ...]:
+    """The names the loaded specs record a compiler under, old and current; the name as
+    given (normalized) when none does.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> compiler_spellings(example_graph(), "gcc@=11.4.0"), compiler_spellings(example_graph(), "x")
+    (('gcc@11.4.0',), ('x',))
+    """
+    key = compiler_key(name)
+    wanted = current_compiler(key)
+    found = tuple(n for n in G.store.names("compiler") if current_compiler(n) == wanted)
+    return found or (key,)
+
+
+def _ranks(G: CacheGraph, key: tuple) -> np.ndarray:
+    kind, value, tag = key
+    if isinstance(value, tuple):  # a compiler under two names: the union of their specs
+        return np.unique(np.concatenate([G.store.ranks(kind, v, tag) for v in value]))
+    return G.store.ranks(*key)
+
+
 def _key_candidates(G: CacheGraph, key: tuple) -> satisfies.Candidates:
-    ranks = G.store.ranks(*key)
+    ranks = _ranks(G, key)
     return satisfies.Candidates(len(ranks), lambda: ranks)
 
 
@@ -339,7 +371,10 @@ def _test(G: CacheGraph, keys: list, q: SpecQuery, extra: Sequence[Test] = ()) -
     store = G.store
     checks: list[Test] = list(extra)
     for kind, value, tag in keys:
-        if kind in SINGLE:
+        if kind in SINGLE and isinstance(value, tuple):
+            codes = np.array([store.code(kind, v) for v in value], np.int64)
+            checks.append(lambda r, c=codes, col=store.codes[kind]: np.isin(col[r], c))
+        elif kind in SINGLE:
             code, column = store.code(kind, value), store.codes[kind]
             checks.append(_none if code is None else lambda r, c=code, col=column: col[r] == c)
         elif kind == "variant":

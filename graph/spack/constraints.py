@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import BadArgument
+from .names import LEGACY_COMPILERS
 from .versions import VersionList, parse_versions
 
 FLAG_NAMES = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
@@ -47,13 +48,7 @@ MAX_LENGTH = 2000
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 _IDENTIFIER = r"[A-Za-z0-9_][A-Za-z0-9_\-]*"
 #: Spack's ``LEGACY_COMPILER_TO_BUILTIN`` (``spack.aliases``): a ``%`` name read as a package
-COMPILER_ALIASES = {
-    "clang": "llvm",
-    "oneapi": "intel-oneapi-compilers",
-    "rocmcc": "llvm-amdgpu",
-    "intel": "intel-oneapi-compilers-classic",
-    "arm": "acfl",
-}
+COMPILER_ALIASES = LEGACY_COMPILERS
 DEPTYPES = ("build", "link", "run", "test")
 _VALUE = r"""(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-+*.,:=~/\\]+)"""
 _TOKENS = re.compile(

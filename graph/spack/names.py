@@ -33,6 +33,29 @@ def normalize_compiler(name: str | None) -> str | None:
     return name.replace("@=", "@", 1)
 
 
+#: Spack's ``LEGACY_COMPILER_TO_BUILTIN`` (``spack.aliases``, Spack 1.1): a compiler's old name
+#: and the package Spack names it now
+LEGACY_COMPILERS = {
+    "clang": "llvm",
+    "oneapi": "intel-oneapi-compilers",
+    "rocmcc": "llvm-amdgpu",
+    "intel": "intel-oneapi-compilers-classic",
+    "arm": "acfl",
+}
+
+
+def current_compiler(name: str) -> str:
+    """A normalized compiler name under the name Spack gives its package now: the one name
+    facets and tables show for the specs recording either (``oneapi`` is
+    ``intel-oneapi-compilers``, ``clang`` is ``llvm``).
+
+    >>> current_compiler("oneapi@2024.2.1"), current_compiler("clang"), current_compiler("gcc@12")
+    ('intel-oneapi-compilers@2024.2.1', 'llvm', 'gcc@12')
+    """
+    family, at, version = name.partition("@")
+    return LEGACY_COMPILERS.get(family, family) + at + version
+
+
 def compiler_parts(name: str) -> tuple[str, str]:
     """Split a normalized compiler name into (family, version).
 

@@ -69,6 +69,7 @@ def variables(name: str, graph) -> dict:
         "SpecDiff": {"a": spec, "b": other},
         "TagDiff": {"from": "v0.21.0", "to": "develop"},
         "Understand": {"word": "keras"},
+        "Providers": {"word": "mpi"},
         "Packages": {
             "scope": {"nameContains": "z", "tag": None},
             "filter": {"nameContains": "z", "tag": None, "namePrefix": "z"},

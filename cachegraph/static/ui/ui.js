@@ -141,12 +141,12 @@ export function StaleMark({ mirror }) {
 }
 
 /** A sortable column header: a link to the same view ordered by it. */
-export function SortHeader({ label, field, order, link }) {
+export function SortHeader({ label, field, order, link, cls }) {
   const [current, direction] = (order || "").split(":");
   const on = current === field;
   const next = on && direction === "asc" ? "desc" : "asc";
   const arrow = on ? (direction === "asc" ? " ▲" : " ▼") : "";
-  return html`<th aria-sort=${on ? (direction === "asc" ? "ascending" : "descending") : "none"}>
+  return html`<th class=${cls} aria-sort=${on ? (direction === "asc" ? "ascending" : "descending") : "none"}>
     <a href=${link(`${field}:${next}`)}>${label}${arrow}</a></th>`;
 }
 
@@ -168,40 +168,108 @@ export function commonVariants(specs) {
   return specs[0].variants.filter((v) => specs.every((s) => s.variants.includes(v)));
 }
 
+/** The columns a spec table may show, beside the hash (always shown); ``full``: a SpecRow's. */
+export const COLUMNS = ["package", "version", "compiler", "arch", "variants", "tags", "stacks", "size"];
+const FULL_ONLY = new Set(["variants", "tags", "stacks", "size"]);
+const COLUMNS_KEY = "cg-hidden-columns";
+/** A phone's defaults: what fits 390 px beside the hash (the picker shows the rest). */
+const NARROW = 600;
+const NARROW_HIDDEN = ["compiler", "arch", "variants", "tags", "stacks", "size"];
+
+function storedHidden() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(COLUMNS_KEY));
+    if (Array.isArray(kept)) return kept.filter((c) => COLUMNS.includes(c));
+  } catch {
+    // no storage (a private window) or a value not ours: the defaults
+  }
+  return window.innerWidth <= NARROW ? NARROW_HIDDEN : [];
+}
+
+/** The columns the reader hid, kept in local storage for every spec table and visit. */
+export function useHiddenColumns() {
+  const [hidden, setHidden] = useState(storedHidden);
+  const toggle = (column) => {
+    const next = hidden.includes(column) ? hidden.filter((c) => c !== column) : [...hidden, column];
+    try {
+      localStorage.setItem(COLUMNS_KEY, JSON.stringify(next));
+    } catch {
+      // not kept: the choice holds for this page only
+    }
+    setHidden(next);
+  };
+  return [hidden, toggle];
+}
+
+/** Whether a box is wider inside than out (it scrolls sideways): a cue is shown then. */
+function useOverflowing() {
+  const box = useRef(null);
+  const [over, setOver] = useState(false);
+  useEffect(() => {
+    const element = box.current;
+    if (!element || typeof ResizeObserver === "undefined") return undefined;
+    const measure = () => setOver(element.scrollWidth > element.clientWidth + 1);
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    if (element.firstElementChild) observer.observe(element.firstElementChild);
+    measure();
+    return () => observer.disconnect();
+  });
+  return [box, over];
+}
+
+function ColumnPicker({ columns, hidden, toggle }) {
+  return html`<details class="colpicker">
+    <summary>Columns${hidden.length ? ` (${hidden.filter((c) => columns.includes(c)).length} hidden)` : ""}</summary>
+    ${columns.map((c) => html`<label><input type="checkbox" name=${c} checked=${!hidden.includes(c)}
+      onChange=${() => toggle(c)} /> ${c}</label> `)}
+  </details>`;
+}
+
 /** The usual table of specs, one line a row; ``order`` and ``link`` make its headers sort it;
- * ``hidden`` variants (the common ones) are left out of each row, which says so. */
+ * ``hidden`` variants (the common ones) are left out of each row, which says so. The reader
+ * picks the columns (kept in local storage); the hash and package stay in view while a table
+ * wider than its box scrolls sideways, and a cue says that it does. */
 export function SpecTable({ specs, order, link, marks = {}, showPackage = true, hidden = [] }) {
   const full = specs.length > 0 && "variants" in specs[0]; // a SpecRow, not a SpecBrief
+  const [hiddenColumns, toggle] = useHiddenColumns();
+  const [box, over] = useOverflowing();
+  const columns = COLUMNS.filter((c) => (c !== "package" || showPackage) && (full || !FULL_ONLY.has(c)));
+  const on = (c) => columns.includes(c) && !hiddenColumns.includes(c);
   const sortable = (label, field) =>
     link ? html`<${SortHeader} label=${label} field=${field} order=${order} link=${link} />` : html`<th>${label}</th>`;
   const skip = new Set(hidden);
-  return html`<div class="scroll"><table class="specs">
+  return html`<div class="spectable">
+  <${ColumnPicker} columns=${columns} hidden=${hiddenColumns} toggle=${toggle} />
+  ${over ? html`<p class="scrollcue" data-testid="scroll-cue">More columns to the right: scroll sideways →</p>` : null}
+  <div class=${`scroll${over ? " overflowing" : ""}`} ref=${box}><table class=${`specs${on("package") ? " pinned2" : ""}`}>
     <thead><tr>
-      <th>hash</th>
-      ${showPackage ? sortable("package", "package") : null}
-      ${sortable("version", "version")}
-      ${sortable("compiler", "compiler")}
-      ${sortable(full ? "arch" : "target", "target")}
-      ${full ? html`<th>variants${hidden.length ? html` <small>(what differs)</small>` : null}</th><th>tags</th><th>stacks</th>${sortable("size", "size")}` : null}
+      <th class="pin">hash</th>
+      ${on("package") ? (link ? html`<${SortHeader} label="package" field="package" order=${order} link=${link} cls="pin pin2" />` : html`<th class="pin pin2">package</th>`) : null}
+      ${on("version") ? sortable("version", "version") : null}
+      ${on("compiler") ? sortable("compiler", "compiler") : null}
+      ${on("arch") ? sortable(full ? "arch" : "target", "target") : null}
+      ${on("variants") ? html`<th>variants${hidden.length ? html` <small>(what differs)</small>` : null}</th>` : null}
+      ${on("tags") ? html`<th>tags</th>` : null}
+      ${on("stacks") ? html`<th>stacks</th>` : null}
+      ${on("size") ? sortable("size", "size") : null}
     </tr></thead>
     <tbody>${specs.map((s) => {
       const shown = full ? s.variants.filter((v) => !skip.has(v)) : [];
       return html`<tr key=${s.hash}>
-        <td><a class="hash" href=${href(`/ui/spec/${s.hash}`)}>${short(s.hash)}</a>
+        <td class="pin"><a class="hash" href=${href(`/ui/spec/${s.hash}`)}>${short(s.hash)}</a>
           ${marks[s.hash] ? html` <span class="mark" title=${marks[s.hash]}>≈</span>` : null}</td>
-        ${showPackage ? html`<td><a href=${href(`/ui/package/${s.package.name}`)}>${s.package.name}</a></td>` : null}
-        <td>${s.version}</td>
-        <td>${s.compiler?.name ?? "none"}</td>
-        <td>${s.platform ? `${s.platform}-${s.os}-` : ""}${s.target.name}</td>
-        ${full
-          ? html`<td class="variants" title=${s.variants.join(" ")}>${shown.map((v) => html`<span class="chip">${v}</span>`)}</td>
-            <td class="stacks" title=${s.tags.map((t) => t.name).join(", ")}>${s.tags.map((t) => t.name).join(", ")}</td>
-            <td class="stacks" title=${s.stacks.map((t) => t.name).join(", ")}>${s.stacks.map((t) => t.name).join(", ")}</td>
-            <td class="num">${bytes(s.size)}</td>`
-          : null}
+        ${on("package") ? html`<td class="pin pin2"><a href=${href(`/ui/package/${s.package.name}`)}>${s.package.name}</a></td>` : null}
+        ${on("version") ? html`<td>${s.version}</td>` : null}
+        ${on("compiler") ? html`<td>${s.compiler?.name ?? "none"}</td>` : null}
+        ${on("arch") ? html`<td>${s.platform ? `${s.platform}-${s.os}-` : ""}${s.target.name}</td>` : null}
+        ${on("variants") ? html`<td class="variants" title=${s.variants.join(" ")}>${shown.map((v) => html`<span class="chip">${v}</span>`)}</td>` : null}
+        ${on("tags") ? html`<td class="stacks" title=${s.tags.map((t) => t.name).join(", ")}>${s.tags.map((t) => t.name).join(", ")}</td>` : null}
+        ${on("stacks") ? html`<td class="stacks" title=${s.stacks.map((t) => t.name).join(", ")}>${s.stacks.map((t) => t.name).join(", ")}</td>` : null}
+        ${on("size") ? html`<td class="num">${bytes(s.size)}</td>` : null}
       </tr>`;
     })}</tbody>
-  </table></div>`;
+  </table></div></div>`;
 }
 
 /** One word for a POSIX shell, as Python's shlex.quote makes it: left as it is when it holds

@@ -92,9 +92,16 @@ export default function Home({ params }) {
             (m) => html`<tr class=${m.errors ? "failed" : undefined}><td><a href=${href("/ui/search", { mirror: m.name })}>${m.name}</a><${MirrorMark} mirror=${m} /><${StaleMark} mirror=${m} /></td>
               <td>${m.tag?.name} / ${m.stack?.name}</td><td>${m.layout}</td>
               <td class="num">${count(m.specCount)}</td><td class="num">${m.totalBytes ? bytes(m.totalBytes) : "–"}</td>
-              <td><code>${m.location}</code></td></tr>`,
+              <td>${publicLocation(m.location)}</td></tr>`,
           )}</tbody></table></div>`}
     </section>`;
+}
+
+/** Where a mirror is, as every visitor may see it: a remote mirror's URL; a folder on the
+ * server only as "on this server" (its path is the operators', shown by the status view). */
+export function publicLocation(location) {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !/^file:/i.test(location)) return html`<code>${location}</code>`;
+  return html`<span class="muted">on this server</span>`;
 }
 
 /** How old the data is, in one line: the age of the oldest index served (from its last

@@ -168,6 +168,7 @@ async function understand(q, signal) {
   const tokens = q.split(/\s+/).filter(Boolean);
   const notes = [];
   let packages = [];
+  let providersOf = null;
   const words = await Promise.all(
     tokens.map(async (token) => {
       // A name leads a token: lowercase it (not a variant's value: build_type=Release).
@@ -185,6 +186,17 @@ async function understand(q, signal) {
         return `%${data.compiler.name}`;
       }
       const named = data.packages.nodes;
+      // A virtual (mpi, blas) is searched as `spack find mpi` does: its providers' specs, the
+      // packages whose name holds it still offered beside.
+      const provided = (await gql("Providers", { word: lowered }, { signal })).data.facets.specCount;
+      if (provided) {
+        providersOf = lowered;
+        if (named.length) {
+          packages = named.map((p) => ({ ...p, word: token }));
+          packages.total = data.packages.totalCount;
+        }
+        return { name: lowered };
+      }
       if (named.length === 1) {
         notes.push(`${token} → ${named[0].name} (the one package whose name holds it)`);
         return { name: named[0].name };
@@ -200,7 +212,7 @@ async function understand(q, signal) {
   // A package name leads a constraint: put the names first.
   const names = words.filter((w) => w?.name).map((w) => w.name);
   const rest = words.filter((w) => typeof w === "string");
-  return { constraint: [...names, ...rest].join(" "), notes, packages };
+  return { constraint: [...names, ...rest].join(" "), notes, packages, providersOf };
 }
 
 function PackageChoices({ packages }) {
@@ -268,8 +280,11 @@ export default function Search({ params }) {
   const filter = filterOf(params);
   if (understood.constraint) filter.satisfies = understood.constraint;
   else delete filter.satisfies;
-  const described = Object.keys(filter).length ? "Specs" : "Every spec";
-  return html`<h1>${described}${filter.satisfies ? html` matching <code>${filter.satisfies}</code>` : ""}
+  const described = understood.providersOf
+    ? html`Specs of the providers of <code>${understood.providersOf}</code>`
+    : Object.keys(filter).length ? "Specs" : "Every spec";
+  const matching = filter.satisfies && filter.satisfies !== understood.providersOf;
+  return html`<h1>${described}${matching ? html` matching <code>${filter.satisfies}</code>` : ""}
       ${filter.tag ? html` in <span class="tag">${filter.tag}</span>` : ""}</h1>
     <${TagPicker} tags=${tags.data?.tags ?? []} tag=${filter.tag} counts
       choose=${(chosen) => navigate(withParams("/ui/search", params, { tag: chosen, after: null, from: null }))} />
