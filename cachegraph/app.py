@@ -240,7 +240,16 @@ async def _refreshing(
     async def nothing() -> None:
         return None
 
+    def scheduled(period: float) -> float:
+        # said before the step: the status view must not read "refreshing is off" while a
+        # first step (the sizes, a second process) runs
+        due = time.time() + period
+        for watch in list(state.sources.watches.values()):
+            watch.next_check = due
+        return due
+
     step = state.sized if sizes else nothing
+    due = scheduled(period) if period > 0 else 0.0
     while True:
         try:
             outcome = await step()
@@ -254,9 +263,8 @@ async def _refreshing(
             log.exception("refreshing the remote mirrors failed")
         if period <= 0:
             return
-        for watch in list(state.sources.watches.values()):
-            watch.next_check = time.time() + period
-        await asyncio.sleep(period)
+        await asyncio.sleep(max(0.0, due - time.time()))
+        due = scheduled(period)  # the check after the one that starts now
         step = state.refresh
 
 
