@@ -19,7 +19,7 @@ from cachegraph.graph.questions.coverage import Coverage, Entry
 from cachegraph.graph.questions.dependencies import dependency_edges
 from cachegraph.graph.questions.likeness import Difference, Nearness
 from cachegraph.graph.sources.lockfiles import Environment
-from cachegraph.graph.spack.names import version_key
+from cachegraph.graph.spack.names import LEGACY_COMPILERS, version_key
 from cachegraph.graph.store.records import SpecRecord
 from cachegraph.graph.store.view import CacheGraph
 from cachegraph.graph.words import counted
@@ -32,8 +32,7 @@ def _arch(spec: SpecRecord) -> str:
 
 
 #: Spack's ``BUILTIN_TO_LEGACY_COMPILER``: how its output names these compiler packages
-LEGACY_NAMES = {"llvm": "clang", "intel-oneapi-compilers": "oneapi", "llvm-amdgpu": "rocmcc",
-                "intel-oneapi-compilers-classic": "intel", "acfl": "arm"}  # fmt: skip
+LEGACY_NAMES = {package: old for old, package in LEGACY_COMPILERS.items()}
 LANGUAGES = frozenset({"c", "cxx", "fortran"})
 #: compiler flags: Spack keeps them apart from variants (``--show-flags`` prints them)
 FLAGS = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
