@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
-from cachegraph.graph.collector import collector_paused
+from cachegraph.graph.memory import collector_paused
 from cachegraph.graph.questions.counts import precompute, stats
 from cachegraph.graph.questions.mirrors import record_watches
 from cachegraph.graph.questions.status import LoadStatus, record_load

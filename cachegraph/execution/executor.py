@@ -44,7 +44,7 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from cachegraph.graph import collector, deadline
+from cachegraph.graph import deadline, memory
 from cachegraph.graph.bounded import BoundedCache
 from cachegraph.graph.errors import OverBudget, TimedOut
 from cachegraph.graph.questions.mirrors import mirror_checks
@@ -74,7 +74,7 @@ SWITCH_SECONDS = 0.001
 #: 74. Young collections every 10,000 allocations rather than 700 promote far fewer; at
 #: 50,000, each took 26 ms under bench/attacks.py, and /healthz waited for them.
 COLLECTOR_THRESHOLDS = (10_000, 10, 10)
-#: Answers are built and encoded with the collector off (``graph.collector``): an answer
+#: Answers are built and encoded with the collector off (``graph.memory``): an answer
 #: is dicts and lists, freed once encoded, that young collections scanned and promoted for
 #: the full ones to scan (with the collector on, 50,000 impact rows took a fifth longer).
 #: While answers overlap one another, it is on again once it has been off this long.
@@ -340,16 +340,16 @@ class Executor:
     def _respond(self, op: Operation, context: Context, method: str, key: tuple | None) -> bytes:
         """The operation's JSON answer, kept under ``key`` (looked up on the loop) when it
         has one and the answer has no errors."""
-        collector.pause()
+        memory.pause()
         try:
             body = self.run(op, context, method)
             payload = orjson.dumps(body)
         except BaseException:
-            collector.resume(COLLECTOR_PAUSE_SECONDS)
+            memory.resume(COLLECTOR_PAUSE_SECONDS)
             raise
         clean = "errors" not in body  # errors carry request ids, and may be transient
         # Freed aside, the pause ending then: the answer goes out meanwhile.
-        collector.release_aside(body, COLLECTOR_PAUSE_SECONDS)
+        memory.release_aside(body, COLLECTOR_PAUSE_SECONDS)
         del body
         if key is not None:  # counted once executed: a timeout is not a miss
             self.metrics.cached.labels("miss").inc()

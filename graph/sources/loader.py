@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import deadline
-from ..collector import collector_paused
+from ..memory import collector_paused
 from ..store.view import CacheGraph
 from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource, with_views

@@ -206,7 +206,7 @@ def main() -> None:
     """
     import signal
 
-    from ..collector import collector_paused
+    from ..memory import collector_paused
     from .reader import large_blocks_unmapped
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -8,7 +8,7 @@ import threading
 import time
 import weakref
 
-from cachegraph.graph.collector import collector_paused, pause, release_aside
+from cachegraph.graph.memory import collector_paused, pause, release_aside
 
 
 def test_overlapping_pauses_end_when_the_last_one_does():
