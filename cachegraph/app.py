@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import hmac
 import logging
 import signal
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -23,11 +21,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from cachegraph.graph import CacheGraph, deadline
+from cachegraph.graph import CacheGraph, deadline, memory
 from cachegraph.schema import build_schema
 
 from .assets import Assets
-from .execution import COLLECTOR_THRESHOLDS, SWITCH_SECONDS, Executor, schema_extensions
+from .execution import Executor, schema_extensions
 from .execution.tracing import Tracing
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
@@ -179,9 +177,7 @@ class Lifespan:
     @contextlib.asynccontextmanager
     async def __call__(self, app: Starlette) -> AsyncIterator[None]:
         service, state = self.service, self.service.state
-        # The event loop waits for the interpreter lock at each turn: see SWITCH_SECONDS.
-        sys.setswitchinterval(SWITCH_SECONDS)
-        gc.set_threshold(*COLLECTOR_THRESHOLDS)
+        memory.serving()  # the switch interval and the collector's thresholds
         if state.graph is None:
             await self.load(app)
         else:

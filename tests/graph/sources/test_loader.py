@@ -158,7 +158,7 @@ def test_a_page_with_one_unusual_row_is_read_row_by_row(change: dict):
 GIVEN_BACK = """
 import os, sys
 import numpy as np
-from cachegraph.graph.sources.reader import large_blocks_unmapped
+from cachegraph.graph.memory import large_blocks_unmapped
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 def given_back():
