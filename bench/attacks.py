@@ -1,6 +1,6 @@
 """Adversarial load: hostile clients against a real Uvicorn while a prober times /healthz.
 
-    python bench/attacks.py [--clients 4] [--seconds 60] [--specs 20000] [--mirror-specs 5000]
+    python -m bench.attacks [--clients 4] [--seconds 60] [--specs 20000] [--mirror-specs 5000]
 
 Each client repeats one of the attacks that once stalled, exhausted or killed the
 server (docs/reliability.md, "Attacks"), each request new (fresh variables, fresh
@@ -37,18 +37,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from harness import Connection, free_port, pct, rss_kb, wait_ready
-
+from bench.harness import Connection, free_port, pct, rss_kb, wait_ready
 from cachegraph.settings import Settings
 from cachegraph.synth import synthesize
 from cachegraph.synthmirror import synthesize_mirrors
 
-LOCKFILE = (
-    Path(__file__).resolve().parents[2]
-    / "shared/lockfiles/FTHPC+Correlation_Compressibility.spack.lock"
-)
+ROOT = Path(__file__).resolve().parents[1]
+LOCKFILE = ROOT.parent / "shared/lockfiles/FTHPC+Correlation_Compressibility.spack.lock"
 #: the spec with the most transitive dependents, found once the server is ready
 HUB = {"hash": ""}
 
@@ -180,8 +175,8 @@ async def run(port: int, pid: int, kinds: list[str], clients: int, seconds: floa
         # process, one client's JSON work (a 3.6 MB lockfile encoded, a 10 MB answer
         # decoded) held the others' clocks, and an answer looked late that was not.
         process = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, *args, "--port", str(port), "--seconds", str(seconds),
-            stdout=asyncio.subprocess.PIPE,
+            sys.executable, "-m", "bench.attacks", *args, "--port", str(port),
+            "--seconds", str(seconds), stdout=asyncio.subprocess.PIPE, cwd=ROOT,
         )  # fmt: skip
         out, _ = await process.communicate()
         return json.loads(out)

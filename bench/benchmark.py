@@ -1,7 +1,7 @@
 """Benchmark at the public cache's scale: start-up, memory, latency and throughput of a real
 Uvicorn server, against the floors of the same run and against PostgreSQL + PostGraphile.
 
-    python bench/benchmark.py [--sizes 10000,100000,1000000] [--requests 200]
+    python -m bench.benchmark [--sizes 10000,100000,1000000] [--requests 200]
                               [--mirror-sizes 10000,100000,250000] [--cache-sizes 1000000]
                               [--remote-mirror-sizes 250000] [--remote-transports http,s3,oci]
                               [--seconds 10] [--no-peer] [--out docs/benchmarks.md]
@@ -53,16 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
-from harness import Connection, free_port, pct
+
+from bench import peer as peers
+from bench.caching import caching_report, run_caching
+from bench.harness import Connection, free_port, pct
+from cachegraph.synth import synthesize
+from cachegraph.synthmirror import synthesize_mirrors
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import peer as peers  # noqa: E402
-from caching import caching_report, run_caching  # noqa: E402
-
-from cachegraph.synth import synthesize  # noqa: E402
-from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
 
 CLIENTS = 16
 PEER = "PostGraphile 4.14.1 with postgraphile-plugin-connection-filter 2.3.0 on PostgreSQL"
@@ -803,7 +801,7 @@ def report(
         "## Run",
         "",
         f"- machine: {machine()}",
-        f"- command: `python bench/benchmark.py --sizes {','.join(map(str, args.sizes))} "
+        f"- command: `python -m bench.benchmark --sizes {','.join(map(str, args.sizes))} "
         f"--mirror-sizes {','.join(map(str, args.mirror_sizes))} "
         f"--cache-sizes {','.join(map(str, args.cache_sizes))} "
         f"--requests {args.requests} --seconds {args.seconds:g}`",
@@ -1050,7 +1048,7 @@ def main() -> int:
                for size in args.cache_sizes]  # fmt: skip
     remote = []
     if args.remote_mirror_sizes:
-        import remote as remote_mirrors  # it imports this module: asked for here only
+        from bench import remote as remote_mirrors  # it imports this module: asked for here only
 
         transports = args.remote_transports.split(",")
         remote = [remote_mirrors.run_size(int(size), transports, args.work)

@@ -1,6 +1,6 @@
 """Issue 31's targets: dashboards through HTTP caches, persisted queries and traces.
 
-    python bench/caching.py [--size 1000000] [--requests 500] [--seconds 10]
+    python -m bench.caching [--size 1000000] [--requests 500] [--seconds 10]
 
 (``bench/benchmark.py`` runs the same at its ``--cache-sizes``.) On a generated page
 tree of ``--size`` records (``cachegraph synth``, kept in the work folder), it measures:
@@ -38,12 +38,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
-from harness import Connection, free_port, pct
+
+from bench.harness import Connection, free_port, pct
+from cachegraph.ui import ui_operations
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from cachegraph.ui import ui_operations  # noqa: E402
 
 CLIENTS = 16
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -380,8 +379,7 @@ def caching_targets(big: CachingResult) -> list[str]:
 
 
 def main() -> int:
-    from benchmark import sample
-
+    from bench.benchmark import sample
     from cachegraph.synth import synthesize
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

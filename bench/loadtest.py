@@ -1,7 +1,7 @@
 """Load test: many concurrent clients of mixed queries against a real Uvicorn while the
 data is changed and reloaded, every answer checked against the data.
 
-    python bench/loadtest.py [--clients 64] [--seconds 60] [--reloads 10] [--specs 20000]
+    python -m bench.loadtest [--clients 64] [--seconds 60] [--reloads 10] [--specs 20000]
                              [--adversaries 1]
 
 It generates a page tree (``cachegraph synth``), starts ``cachegraph serve`` on it,
@@ -34,18 +34,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from attacks import KINDS, attack, hostile_pages, write_page
 from cachegraph.graph import load
 from cachegraph.schema import schema
 from cachegraph.schema.context import Context
-from harness import Connection, free_port, pct, rss_kb, wait_ready
 
+from bench.attacks import KINDS, attack, hostile_pages, write_page
+from bench.harness import Connection, free_port, pct, rss_kb, wait_ready
 from cachegraph.synth import synthesize
 
 TOKEN = "loadtest-token"
-BENCH = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 #: Cache budgets for the run: small enough for the warm-up's attacks to fill them.
 BUDGETS = {"CACHEGRAPH_QUERY_CACHE": "16777216", "CACHEGRAPH_RESPONSE_CACHE": "16777216",
            "CACHEGRAPH_ANSWER_CACHE": "16777216"}  # fmt: skip
@@ -172,8 +170,8 @@ async def run(
     ]
     sampling = asyncio.create_task(sampler())
     prober = await asyncio.create_subprocess_exec(
-        sys.executable, str(BENCH / "attacks.py"), "--probe", str(port),
-        "--seconds", str(args.seconds), stdout=asyncio.subprocess.PIPE,
+        sys.executable, "-m", "bench.attacks", "--probe", str(port),
+        "--seconds", str(args.seconds), stdout=asyncio.subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
     reload_times = await reloader()
     await asyncio.gather(*tasks, sampling)

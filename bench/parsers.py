@@ -1,14 +1,10 @@
 """Why graph/constraints.py parses by hand: the same constraints through it, lark (LALR) and
 pyparsing, timed. The grammar libraries are not dependencies of the project:
 
-    pip install lark pyparsing && python bench/parsers.py
+    pip install lark pyparsing && python -m bench.parsers
 """
 
-import sys
 import timeit
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cachegraph.graph.spack.constraints import parse
 

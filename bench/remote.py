@@ -1,7 +1,7 @@
 """Issue 37's targets: mirrors served over HTTP (nginx), S3 (SeaweedFS) and OCI (the CNCF
 registry), all on this machine, against the floor measured in the same run.
 
-    python bench/remote.py [--sizes 250000] [--transports http,s3,oci] [--out FILE]
+    python -m bench.remote [--sizes 250000] [--transports http,s3,oci] [--out FILE]
 
 For each size (the mirror workload's tree, ``cachegraph synth --mirror``, made once in the
 work folder) and transport:
@@ -40,12 +40,10 @@ from pathlib import Path
 
 import orjson
 import yaml
-from harness import Connection, pct
+from cachegraph.graph import MirrorSource
+from cachegraph.graph.sources.mirrors import mirrors_file
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmark import (  # noqa: E402
+from bench.benchmark import (
     Server,
     index_blobs,
     peak_rss_mb,
@@ -53,17 +51,17 @@ from benchmark import (  # noqa: E402
     seeds_start,
     verdict,
 )
-from cachegraph.graph import MirrorSource  # noqa: E402
-from cachegraph.graph.sources.mirrors import mirrors_file  # noqa: E402
-
-from cachegraph.state import DataSources  # noqa: E402
-from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
-from tests.remote import (  # noqa: E402
+from bench.harness import Connection, pct
+from cachegraph.state import DataSources
+from cachegraph.synthmirror import synthesize_mirrors
+from tests.remote import (
     Registry,
     SeaweedS3,
     StaticServer,
     program,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: What a load of a remote mirror reads: the index and what names it, nothing else.
 READ_FILES = (

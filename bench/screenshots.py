@@ -1,7 +1,7 @@
 """Take the README's screenshots of the web explorer: each view at 1280x800, in headless
 Chromium, on the bundled data (``cachegraph serve`` with no flags: seeds/).
 
-    python bench/screenshots.py            # into docs/screenshots/
+    python -m bench.screenshots            # into docs/screenshots/
 """
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from cachegraph.sources import default_lockfile
+from tests.browser import chromium, serving
 
-from cachegraph.sources import default_lockfile  # noqa: E402
-from tests.browser import chromium, serving  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 OUT = ROOT / "docs" / "screenshots"
 #: each view, at an address that shows its parts on the bundled data

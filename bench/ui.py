@@ -2,9 +2,9 @@
 data it downloads, on the bundled seeds, a page tree and the mirror workload of
 ``benchmark.py`` (made in --work when absent), against a floor measured in the same run.
 
-    python bench/ui.py                                  # seeds, 1M page records, 250k mirrors
-    python bench/ui.py --sizes 10000 --mirror-sizes 10000   # a quick look
-    python bench/ui.py --sizes "" --mirror-sizes "" --together 100000:160000
+    python -m bench.ui                                  # seeds, 1M page records, 250k mirrors
+    python -m bench.ui --sizes 10000 --mirror-sizes 10000   # a quick look
+    python -m bench.ui --sizes "" --mirror-sizes "" --together 100000:160000
         # issue 41's shape: page records and mirrors with DAGs served at once (30+ stacks)
 
 First meaningful paint: from the start of navigation to the moment the view's main data
@@ -27,16 +27,14 @@ import statistics
 import sys
 from pathlib import Path
 
+from playwright.sync_api import Error
+
+from bench.benchmark import Server, lockfile_of
+from cachegraph.synth import synthesize
+from cachegraph.synthmirror import synthesize_mirrors
+from tests.browser import ask, chromium
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from benchmark import Server, lockfile_of  # noqa: E402
-from playwright.sync_api import Error  # noqa: E402
-
-from cachegraph.synth import synthesize  # noqa: E402
-from cachegraph.synthmirror import synthesize_mirrors  # noqa: E402
-from tests.browser import ask, chromium  # noqa: E402
 
 VIEWS = ("home", "search", "packages", "package", "spec", "diff", "coverage")
 MB = 1_000_000

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/virtuals_table.py GIT_DIR [COMMIT] > graph/spack/virtuals.json
+    python -m bench.virtuals_table GIT_DIR [COMMIT] > graph/spack/virtuals.json
 
 ``GIT_DIR`` is a clone (or bare mirror) of https://github.com/spack/spack-packages;
 ``COMMIT`` defaults to ``HEAD``. Each ``repos/spack_repo/builtin/packages/*/package.py``

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import hmac
 import logging
 import signal
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -17,17 +15,18 @@ from types import FrameType
 import strawberry
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 
-from cachegraph.graph import CacheGraph, deadline
+from cachegraph.graph import CacheGraph, deadline, memory
 from cachegraph.schema import build_schema
 
 from . import changes
 from .assets import Assets
-from .execution import COLLECTOR_THRESHOLDS, SWITCH_SECONDS, Executor, schema_extensions
+from .execution import Executor, schema_extensions
 from .execution.tracing import Tracing
 from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
@@ -50,74 +49,83 @@ def create_app(
     stamp_request_ids()
     if sources is None:
         sources = settings.data_sources()
-    state = State(sources=sources, graph=graph)
-    metrics = Metrics()
-    metrics.remote_mirrors.watches = sources.watches
-    token = settings.token()
-    # None unless OTEL_EXPORTER_OTLP_ENDPOINT is set
-    tracing = Tracing.from_env(min_ms=settings.trace_min_ms)
+    return CacheGraphApp(Service(settings, State(sources=sources, graph=graph)))
 
-    def observe(outcome: Outcome) -> None:
-        metrics.reloads.labels("ok" if outcome.ok else "failed").inc()
-        metrics.reload_time.set(outcome.finished)
-        metrics.reload_ok.set(1 if outcome.ok else 0)
-        for kind, count in state.size().items():
-            metrics.graph_size.labels(kind.removesuffix("_count")).set(count)
-        if state.graph is not None:
-            state.graph.kept_answers.budget = settings.answer_cache
-            executor.versions.warm(state.graph)  # the data version of the ETags
 
-    async def reload() -> Outcome:
-        outcome = await state.reload()
-        observe(outcome)
+class Service:
+    """What the routes and the lifespan share: the data (``state``), the executor that
+    answers over it, the metrics, and the reload that keeps the three in step."""
+
+    def __init__(self, settings: Settings, state: State) -> None:
+        self.settings = settings
+        self.state = state
+        self.metrics = Metrics()
+        self.metrics.remote_mirrors.watches = state.sources.watches
+        self.token = settings.token()
+        # None unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+        self.tracing = Tracing.from_env(min_ms=settings.trace_min_ms)
+        self.executor = Executor(
+            served_schema(settings, traced=self.tracing is not None),
+            limits=settings.limits(),
+            timeout=settings.timeout,
+            max_batch=settings.max_batch,
+            budgets=settings.budgets(),
+            metrics=self.metrics,
+            threads=settings.worker_threads(),
+            validators=settings.validators(),
+            documents=settings.documents(self.metrics.registry),
+            tracing=self.tracing,
+        )
+
+    def observe(self, outcome: Outcome) -> None:
+        """A load's outcome in the metrics, and the new graph's budgets and ETag version."""
+        self.metrics.reloads.labels("ok" if outcome.ok else "failed").inc()
+        self.metrics.reload_time.set(outcome.finished)
+        self.metrics.reload_ok.set(1 if outcome.ok else 0)
+        for kind, count in self.state.size().items():
+            self.metrics.graph_size.labels(kind.removesuffix("_count")).set(count)
+        if self.state.graph is not None:
+            self.state.graph.kept_answers.budget = self.settings.answer_cache
+            self.executor.versions.warm(self.state.graph)  # the data version of the ETags
+
+    async def reload(self) -> Outcome:
+        """Load the data again (the old graph served until the new one is ready)."""
+        outcome = await self.state.reload()
+        self.observe(outcome)
         return outcome
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # The event loop waits for the interpreter lock at each turn: see SWITCH_SECONDS.
-        sys.setswitchinterval(SWITCH_SECONDS)
-        gc.set_threshold(*COLLECTOR_THRESHOLDS)
-        if state.graph is None:
-            undo = _stopping_the_load()
-            log.info("loading the data (Ctrl-C or SIGTERM stops the load)")
-            try:
-                await state.load()
-            except NoData as exc:
-                log.error("no data loaded, stopping: %s", exc)
-                server = getattr(app.state, "server", None)
-                if server is None:
-                    raise  # an embedding app (a test client) is told so
-                # ``cachegraph serve`` stops as Ctrl-C stops it, having said why in the line
-                # above: a failed startup would print the lifespan's traceback as well.
-                state.last = Outcome(False, time.time(), f"no data loaded: {exc}")
-                server.should_exit = True
-            except deadline.Stopped:  # Ctrl-C while loading: the server is ending anyway
-                log.warning("stopped while loading the data: the server is ending")
-                state.last = Outcome(False, 0.0, "stopped while loading")
-            finally:
-                undo()
-        else:
-            state.last = Outcome(True, 0.0, "graph given")
-        observe(state.last)
-        hangup = _on_hangup(lambda: asyncio.ensure_future(reload()))
-        refreshing = None
-        if state.sources.remote() and state.graph is not None:
-            refreshing = asyncio.ensure_future(
-                _refreshing(state, settings.refresh, settings.remote_sizes, observe)
-            )
-        try:
-            yield
-        finally:
-            hangup()
-            if refreshing is not None:
-                refreshing.cancel()
-            if tracing is not None:
-                tracing.shutdown()
 
-    async def healthz(request: Request) -> Response:
+class Endpoints:
+    """The routes' handlers: health, readiness, metrics, reload and the pages."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def routes(self) -> list[BaseRoute]:
+        """Every route, /admin/reload only when a token is set."""
+        service = self.service
+        view = GraphQLView(service.executor, service.state, graphiql=service.settings.graphiql)
+        routes: list[BaseRoute] = [
+            Route("/", self.home),
+            Route("/ui", self.explorer),
+            Route("/ui/{view:path}", self.explorer),
+            Route("/healthz", self.healthz),
+            Route("/readyz", self.readyz),
+            Route("/metrics", self.metrics),
+            Route("/graphql", view),
+            Mount("/static", Assets(STATIC), name="static"),
+        ]
+        if service.token:
+            routes.append(Route("/admin/reload", self.admin_reload, methods=["POST"]))
+        # the change log's feeds and stream, and its metrics
+        changes.install(routes, service.metrics.registry, service.state)
+        return routes
+
+    async def healthz(self, request: Request) -> Response:
         return JSONResponse({"status": "alive"})
 
-    async def readyz(request: Request) -> Response:
+    async def readyz(self, request: Request) -> Response:
+        state = self.service.state
         if state.graph is None:
             return JSONResponse({"status": "loading"}, status_code=503)
         if not state.graph.store.n:  # an empty data folder: nothing to answer with
@@ -131,79 +139,127 @@ def create_app(
             body["last_load"] = state.last.counted()
         return JSONResponse(body, status_code=status)
 
-    async def metrics_page(request: Request) -> Response:
-        caches = executor.cache_sizes()
-        if state.graph is not None:
-            caches["answers"] = state.graph.kept_answers
-        metrics.caches(caches)
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    async def metrics(self, request: Request) -> Response:
+        service = self.service
+        caches = service.executor.cache_sizes()
+        if service.state.graph is not None:
+            caches["answers"] = service.state.graph.kept_answers
+        service.metrics.caches(caches)
+        return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    async def admin_reload(request: Request) -> Response:
+    async def admin_reload(self, request: Request) -> Response:
         given = request.headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.service.token}".encode()):
             return JSONResponse(
                 error_body("a valid bearer token is required"),
                 status_code=401,
                 headers={"www-authenticate": "Bearer"},
             )
-        outcome = await reload()
+        outcome = await self.service.reload()
         return JSONResponse(outcome.to_dict(), status_code=200 if outcome.ok else 422)
 
-    async def home(request: Request) -> Response:
+    async def home(self, request: Request) -> Response:
         root = request.scope.get("root_path", "")
-        if settings.ui and "text/html" in request.headers.get("accept", ""):
+        if self.service.settings.ui and "text/html" in request.headers.get("accept", ""):
             return HTMLResponse(ui_page(root))
         return RedirectResponse(root.rstrip("/") + "/graphql")
 
-    async def explorer(request: Request) -> Response:
-        if not settings.ui:
+    async def explorer(self, request: Request) -> Response:
+        if not self.service.settings.ui:
             return JSONResponse(error_body("the web explorer is turned off (--no-ui)"), 404)
         return HTMLResponse(ui_page(request.scope.get("root_path", "")))
 
-    limits = settings.limits()
-    executor = Executor(
-        served_schema(settings, traced=tracing is not None),
-        limits=limits,
-        timeout=settings.timeout,
-        max_batch=settings.max_batch,
-        budgets=settings.budgets(),
-        metrics=metrics,
-        threads=settings.worker_threads(),
-        validators=settings.validators(),
-        documents=settings.documents(metrics.registry),
-        tracing=tracing,
-    )
-    view = GraphQLView(executor, state, graphiql=settings.graphiql)
-    routes = [
-        Route("/", home),
-        Route("/ui", explorer),
-        Route("/ui/{view:path}", explorer),
-        Route("/healthz", healthz),
-        Route("/readyz", readyz),
-        Route("/metrics", metrics_page),
-        Route("/graphql", view),
-        Mount("/static", Assets(STATIC), name="static"),
+
+class Lifespan:
+    """The app's life: the data loaded at start (unless a graph was given), SIGHUP and the
+    remote mirrors' refresh while it serves, all undone at the end."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, app: Starlette) -> AsyncIterator[None]:
+        service, state = self.service, self.service.state
+        memory.serving()  # the switch interval and the collector's thresholds
+        if state.graph is None:
+            await self.load(app)
+        else:
+            state.last = Outcome(True, 0.0, "graph given")
+        service.observe(state.last)
+        hangup = _on_hangup(lambda: asyncio.ensure_future(service.reload()))
+        refreshing = None
+        if state.sources.remote() and state.graph is not None:
+            settings = service.settings
+            refreshing = asyncio.ensure_future(
+                _refreshing(state, settings.refresh, settings.remote_sizes, service.observe)
+            )
+        try:
+            yield
+        finally:
+            hangup()
+            if refreshing is not None:
+                refreshing.cancel()
+            if service.tracing is not None:
+                service.tracing.shutdown()
+
+    async def load(self, app: Starlette) -> None:
+        """The data loaded, Ctrl-C and SIGTERM stopping the load; no data stops the server
+        (``cachegraph serve``) or raises (an embedding app)."""
+        state = self.service.state
+        undo = _stopping_the_load()
+        log.info("loading the data (Ctrl-C or SIGTERM stops the load)")
+        try:
+            await state.load()
+        except NoData as exc:
+            log.error("no data loaded, stopping: %s", exc)
+            server = getattr(app.state, "server", None)
+            if server is None:
+                raise  # an embedding app (a test client) is told so
+            # ``cachegraph serve`` stops as Ctrl-C stops it, having said why in the line
+            # above: a failed startup would print the lifespan's traceback as well.
+            state.last = Outcome(False, time.time(), f"no data loaded: {exc}")
+            server.should_exit = True
+        except deadline.Stopped:  # Ctrl-C while loading: the server is ending anyway
+            log.warning("stopped while loading the data: the server is ending")
+            state.last = Outcome(False, 0.0, "stopped while loading")
+        finally:
+            undo()
+
+
+class CacheGraphApp(Starlette):
+    """The Starlette app composed of a service's routes, middleware and lifespan;
+    ``app.state.cache`` is the data it serves (``app.state.server``, when set, the
+    Uvicorn server it stops when there is no data)."""
+
+    def __init__(self, service: Service) -> None:
+        super().__init__(
+            routes=Endpoints(service).routes(),
+            middleware=middleware(service.settings, service.metrics),
+            lifespan=Lifespan(service),
+        )
+        self.service = service
+        self.state.cache = service.state
+
+
+def middleware(settings: Settings, metrics: Metrics) -> list[Middleware]:
+    """The app's middleware, outermost first: each request counted, bounded and given an
+    id, then CORS."""
+    return [
+        Middleware(
+            RequestMiddleware,
+            metrics=metrics,
+            max_body_bytes=settings.max_body_bytes,
+            body_timeout=settings.body_timeout,
+            body_bytes_in_flight=settings.body_bytes_in_flight,
+        ),
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["content-type", "authorization", "x-request-id"],
+            expose_headers=["x-request-id"],
+        ),
     ]
-    if token:
-        routes.append(Route("/admin/reload", admin_reload, methods=["POST"]))
-    changes.install(routes, metrics.registry, state)  # feeds and the change log's metrics
-    app = Starlette(routes=routes, lifespan=lifespan)
-    app.add_middleware(
-        CORSMiddleware,
-        allow_origins=list(settings.cors_origins),
-        allow_methods=["GET", "POST"],
-        allow_headers=["content-type", "authorization", "x-request-id"],
-        expose_headers=["x-request-id"],
-    )
-    app.add_middleware(
-        RequestMiddleware,
-        metrics=metrics,
-        max_body_bytes=settings.max_body_bytes,
-        body_timeout=settings.body_timeout,
-        body_bytes_in_flight=settings.body_bytes_in_flight,
-    )
-    app.state.cache = state
-    return app
 
 
 def served_schema(settings: Settings, *, traced: bool = False) -> strawberry.Schema:

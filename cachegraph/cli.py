@@ -361,7 +361,7 @@ def coverage(args: argparse.Namespace) -> int:
     from cachegraph.graph.sources import lockfiles
     from cachegraph.graph.sources.files import read_regular
 
-    from .printing import coverage_table, record, terminal_text, weather
+    from .printing import coverage_table, record, weather
 
     try:
         # As the server takes a lockfile: at most its body limit, never waiting on a FIFO.

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cachegraph import seeds
 from cachegraph.graph import MirrorSource
 from cachegraph.graph.sources.mirrors import mirrors_file
 
 
 def bundled() -> Path:
-    """The bundled data's folder (``seeds/``; see its README.md).
-
-    Installed, it is the package ``cachegraph.seeds`` (a folder inside this one);
-    in a checkout, ``seeds/`` beside this package.
-    """
-    here = Path(__file__).resolve().parent
-    installed = here / "seeds"
-    return installed if installed.is_dir() else here.parent / "seeds"
+    """The bundled data's folder: the package ``cachegraph.seeds`` (``seeds/`` of the
+    checkout; see its README.md), wherever it is installed."""
+    return Path(seeds.__file__).resolve().parent
 
 
 def default_data() -> Path:

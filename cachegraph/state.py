@@ -8,10 +8,7 @@ flight keep the graph they started with. A reload that fails changes nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
 import dataclasses
-import gc
 import logging
 import threading
 import time
@@ -21,7 +18,7 @@ import anyio
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
 from cachegraph.graph.changes import CHANGES, ChangeLog, Watched, record_changes
-from cachegraph.graph.collector import collector_paused
+from cachegraph.graph.memory import collector_paused, settle
 from cachegraph.graph.questions.counts import precompute, stats
 from cachegraph.graph.questions.mirrors import record_watches
 from cachegraph.graph.questions.status import LoadStatus, record_load
@@ -164,7 +161,7 @@ def load_sources(
             key = pending.result() if pending else ""
         # Set the new objects aside before the collector runs again: else its
         # first run scans them all.
-        gc.freeze()
+        settle(collect=False)
     report.seconds = round(time.perf_counter() - started, 3)
     loaded = LoadStatus(
         report, tuple(paths), sources.snapshot, found is not None, time.time(), sources.bundled()
@@ -225,23 +222,6 @@ def warm(graph: CacheGraph) -> None:
     the graph is served: a few tenths of a second at a million specs, which a restart from a
     snapshot need not wait for, and the first request that asks would otherwise pay."""
     threading.Thread(target=precompute, args=(graph,), daemon=True, name="warm").start()
-
-
-def settle(*, collect: bool) -> None:
-    """Set the served graph aside from garbage collection; after a reload, free the old one.
-
-    The graph never changes, so the collector need not scan its millions of
-    objects again: they are frozen, and a collection pauses for the rest only.
-    After a swap, the old graph's memory goes back to the system; without this
-    a process that reloads keeps the high-water mark of two graphs.
-    """
-    if collect:
-        gc.unfreeze()
-        gc.collect()
-    gc.freeze()
-    if collect:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class NoData(RuntimeError):

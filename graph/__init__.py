@@ -2,8 +2,8 @@
 asked of it: ``store`` (the data), ``sources`` (reading it), ``spack`` (Spack's rules) and
 ``questions`` (one module per answer)."""
 
+from . import snapshot
 from .sources.loader import IndexSource, LoadReport, MirrorSource, Problem, load
-from .store import snapshot
 from .store.records import SpecRecord
 from .store.view import CacheGraph
 

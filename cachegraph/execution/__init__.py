@@ -2,8 +2,6 @@
 runs. One entry point, ``Executor.answer``; the app owns one Executor."""
 
 from .executor import (
-    COLLECTOR_THRESHOLDS,
-    SWITCH_SECONDS,
     BadRequest,
     Budgets,
     Executor,
@@ -13,8 +11,6 @@ from .executor import (
 from .limits import LimitExceeded, Limits
 
 __all__ = [
-    "COLLECTOR_THRESHOLDS",
-    "SWITCH_SECONDS",
     "BadRequest",
     "Budgets",
     "Executor",

@@ -44,7 +44,7 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from cachegraph.graph import collector, deadline
+from cachegraph.graph import deadline, memory
 from cachegraph.graph.bounded import BoundedCache
 from cachegraph.graph.errors import OverBudget, TimedOut
 from cachegraph.graph.questions.mirrors import mirror_checks
@@ -61,24 +61,6 @@ from .validators import DataVersions, Validators, etag, matches
 
 #: An answer the direct path computed this fast is worth no thread hand-off next time.
 INLINE_SECONDS = 0.002
-#: How often Python's interpreter lock passes between threads, set by the server at start
-#: (Python's default: 5 ms). The event loop waits for the lock at each turn, behind every
-#: busy worker thread: under bench/attacks.py, /healthz took 74 ms (p50) and 222 ms at
-#: most with the default, 16 ms and 66 ms at 1 ms (four worker threads).
-SWITCH_SECONDS = 0.001
-#: The garbage collector's thresholds, set by the server at start (Python's: 700, 10, 10).
-#: The graph is frozen out of the collector's sight, so its "a full collection once the
-#: objects promoted since the last are a quarter of the long-lived ones" counts only
-#: what answers made: an answer of 50,000 rows (the impact of a library every spec links,
-#: at a million specs) promoted enough to run a full collection every time, 23 ms of its
-#: 74. Young collections every 10,000 allocations rather than 700 promote far fewer; at
-#: 50,000, each took 26 ms under bench/attacks.py, and /healthz waited for them.
-COLLECTOR_THRESHOLDS = (10_000, 10, 10)
-#: Answers are built and encoded with the collector off (``graph.collector``): an answer
-#: is dicts and lists, freed once encoded, that young collections scanned and promoted for
-#: the full ones to scan (with the collector on, 50,000 impact rows took a fifth longer).
-#: While answers overlap one another, it is on again once it has been off this long.
-COLLECTOR_PAUSE_SECONDS = 1.0
 #: A request body larger than this is read in a worker thread, not on the loop, one such
 #: body at a time: parsing holds the interpreter lock (orjson does not let go of it), so
 #: eight bodies parsed at once made the event loop wait behind all eight. Nor is it
@@ -340,16 +322,16 @@ class Executor:
     def _respond(self, op: Operation, context: Context, method: str, key: tuple | None) -> bytes:
         """The operation's JSON answer, kept under ``key`` (looked up on the loop) when it
         has one and the answer has no errors."""
-        collector.pause()
+        memory.pause()
         try:
             body = self.run(op, context, method)
             payload = orjson.dumps(body)
         except BaseException:
-            collector.resume(COLLECTOR_PAUSE_SECONDS)
+            memory.resume(memory.ANSWER_PAUSE_SECONDS)
             raise
         clean = "errors" not in body  # errors carry request ids, and may be transient
         # Freed aside, the pause ending then: the answer goes out meanwhile.
-        collector.release_aside(body, COLLECTOR_PAUSE_SECONDS)
+        memory.release_aside(body, memory.ANSWER_PAUSE_SECONDS)
         del body
         if key is not None:  # counted once executed: a timeout is not a miss
             self.metrics.cached.labels("miss").inc()

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import BadArgument
 from ..spack.constraints import parse
-from ..spack.satisfies import holding, unknown_names, unknown_value
+from ..store.satisfies import holding, unknown_names, unknown_value
 from ..store.view import CacheGraph
 from .counts import counts_in
 

@@ -32,9 +32,9 @@ from ..errors import BadArgument
 from ..spack import targets as archs
 from ..spack.constraints import Constraint, Node
 from ..spack.names import compiler_parts
-from ..spack.satisfies import holding, node_test, settings
 from ..store import walks
 from ..store.records import SpecRecord
+from ..store.satisfies import holding, node_test, settings
 from ..store.view import CacheGraph
 from .specs import SpecQuery, select_specs, spec_by_hash
 

@@ -14,10 +14,10 @@ import numpy as np
 from .. import deadline
 from ..attributes import SINGLE
 from ..errors import AmbiguousHash, BadArgument, HashTooShort
-from ..spack import satisfies
 from ..spack.names import NO_COMPILER, compiler_parts, current_compiler, normalize_compiler
-from ..spack.satisfies import Host, Test
+from ..store import satisfies
 from ..store.records import SpecRecord
+from ..store.satisfies import Host, Test
 from ..store.view import CacheGraph
 from .overlaps import pair_counts
 from .scope import layouts_holding, layouts_in_tag

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import deadline
-from ..collector import collector_paused
+from ..memory import loading
 from ..store.view import CacheGraph
 from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource, with_views
-from .reader import LoadReport, Problem, Reader, large_blocks_unmapped, source_files
+from .reader import LoadReport, Problem, Reader, source_files
 
 __all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
 
@@ -47,7 +47,7 @@ def load(
     started = time.perf_counter()
     reader = Reader()
     mirrors, reader.report.views = with_views(list(mirrors))
-    with collector_paused(), large_blocks_unmapped():
+    with loading():
         files = source_files(paths, reader.report)
         if before_reading is not None:
             before_reading()

@@ -206,11 +206,10 @@ def main() -> None:
     """
     import signal
 
-    from ..collector import collector_paused
-    from .reader import large_blocks_unmapped
+    from ..memory import loading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with collector_paused(), large_blocks_unmapped():
+    with loading():
         received = _received(sys.stdin.buffer)
         if not received:  # the first process went away before sending
             return

@@ -11,13 +11,11 @@ Rows go to a ``StoreBuilder`` as they are read, a page or an index at a time;
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
@@ -27,6 +25,7 @@ import numpy as np
 
 from .. import attributes, deadline
 from ..errors import BadRecord
+from ..memory import released
 from ..spack import virtuals
 from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
@@ -120,54 +119,6 @@ class LoadReport:
         data["problems"] = [asdict(p) for p in self.problems]
         data["ok"] = self.ok
         return data
-
-
-#: mallopt's parameters: glibc's mmap and trim thresholds
-_M_MMAP_THRESHOLD, _M_TRIM_THRESHOLD = -3, -1
-#: glibc, once opened (each CDLL made is a cycle left to the collector), or None
-_LIBC: list = []
-
-
-def _libc() -> ctypes.CDLL | None:
-    if not _LIBC:
-        try:
-            _LIBC.append(ctypes.CDLL("libc.so.6"))
-        except OSError:  # not glibc
-            _LIBC.append(None)
-    return _LIBC[0]
-
-
-def _mallopt(parameter: int, value: int) -> None:
-    with contextlib.suppress(AttributeError):  # not glibc
-        _libc().mallopt(parameter, value)
-
-
-@contextlib.contextmanager
-def large_blocks_unmapped() -> Iterator[None]:
-    """While loading, glibc serves every block over 128 KiB by mmap, so that it is given
-    back when freed; after, the thresholds its own would have reached.
-
-    Its default threshold moves: each such block freed raises it to that block's size (up
-    to 32 MiB), after which a load's columns (numpy arrays, growing ``array`` columns of
-    tens of MB) come from the heap and stay in the process once freed. Fixed, at 250k mirror
-    specs, the RSS after a load went from 592 to 318 MB and its peak from 1,148 to 1,059 MB.
-    Answers want the opposite: their temporary arrays reuse memory the process has (each
-    mapped afresh, zeroed by the kernel page by page, was slower), so once loaded the
-    thresholds are glibc's maxima (32 MiB, and 64 MiB kept on top of the heap).
-    """
-    _mallopt(_M_MMAP_THRESHOLD, 128 << 10)
-    try:
-        yield
-    finally:
-        _mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-        _mallopt(_M_TRIM_THRESHOLD, 64 << 20)
-
-
-def released() -> None:
-    """Give the memory freed back to the system (glibc): a mirror's index is parsed into
-    a gigabyte of short-lived objects, whose pages the allocator would otherwise keep."""
-    with contextlib.suppress(AttributeError):
-        _libc().malloc_trim(0)
 
 
 def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list[Path]:

@@ -9,7 +9,7 @@ add a dependency, and their error messages would need rewriting in Spack's
 terms. The language has no nesting beyond one node after another, which is what
 a hand-written parser handles best.
 
-What a constraint says (Spack's meaning, checked by ``graph.satisfies``):
+What a constraint says (Spack's meaning, checked by ``graph.store.satisfies``):
 
 - ``name`` (``namespace.name`` is read as ``name``), ``/hashprefix``;
 - ``@versions``: ``@1.2`` (1.2 and every 1.2.x), ``@1.2:1.4``, ``@1.2:``, ``@:1.4``,

@@ -300,12 +300,6 @@ def _remap_bits(masks: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     return out
 
 
-def _starts(hashes: np.ndarray) -> np.ndarray:
-    """Where each run of equal hashes (sorted) starts: compared as four 64-bit words each."""
-    words = hashes.view(np.uint64).reshape(-1, 4)
-    return np.r_[True, (words[1:] != words[:-1]).any(axis=1)] if len(words) else np.zeros(0, bool)
-
-
 def _hashes(data: bytearray) -> np.ndarray:
     return np.frombuffer(data, "S32") if data else np.zeros(0, "S32")
 

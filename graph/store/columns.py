@@ -17,7 +17,7 @@ Nothing here makes a Python object per spec: ``records`` makes ``SpecRecord``s
 for the rows asked for, and the tables make an object per distinct value (a
 stack layout, a variant list) the first time one is asked for. Every array is a
 plain numpy array, so a snapshot is the arrays' bytes, read back at restart
-(``graph.store.snapshot``).
+(``graph.snapshot``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ..attributes import SINGLE
 from ..spack.names import NO_COMPILER
 
 EMPTY: frozenset[str] = frozenset()
@@ -55,12 +54,6 @@ class SpecRecord:
 
     def stacks_in(self, tag: str | None) -> frozenset[str]:
         return self.all_stacks if tag is None else self.stacks.get(tag, EMPTY)
-
-
-#: every field of a record, in the order it declares them
-RECORD_FIELDS = tuple(f for f in SpecRecord.__slots__)
-#: the single-valued attributes as record fields (``compiler`` is None for none)
-SINGLE_FIELDS = tuple(SINGLE)
 
 
 @dataclass(frozen=True, slots=True)

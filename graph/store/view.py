@@ -30,7 +30,7 @@ dependency row, ``G.pred["package", "zlib"]`` walks zlib's slice of the package
 index in rank order, each at a cost in proportion to what is read. Nothing is
 copied: the store holds every relation once, and this is how NetworkX sees it.
 Setting those three attributes is an internal of NetworkX (3.x, pinned in
-``pyproject.toml``; ``tests/graph/test_view.py`` checks it against an eager
+``pyproject.toml``; ``tests/graph/store/test_view.py`` checks it against an eager
 ``DiGraph`` of the same data). The graph is frozen (``nx.freeze``), and every
 attribute dict a reader gets raises NetworkX's frozen-graph error when written.
 """

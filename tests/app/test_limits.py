@@ -225,8 +225,6 @@ def test_introspection_can_be_turned_off(seeds_graph):
 
 
 def test_graphiql_introspection_passes_the_default_limits(client):
-    from graphql import get_introspection_query
-
     response = client.post("/graphql", json={"query": get_introspection_query()})
     assert "errors" not in response.json()
     assert response.json()["data"]["__schema"]["queryType"] == {"name": "Query", "kind": "OBJECT"}

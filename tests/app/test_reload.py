@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -19,6 +19,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
+from tests.app.test_replicas import waited
 from tests.app.test_serve import free_port, wait_healthy
 from tests.conftest import SEEDS
 
@@ -103,6 +104,13 @@ def _post(port: int, path: str, body: dict | None = None, headers: dict | None =
         return response.status, json.load(response)
 
 
+def reloads_done(port: int) -> float:
+    """The reloads the server has finished, well or not (its first load counted): /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(float(n) for n in re.findall(r"cachegraph_reloads_total\{[^}]*\} (\S+)", text))
+
+
 @pytest.mark.slow
 def test_reloads_under_load_lose_no_request_and_mix_no_data(data):
     """Eight clients ask without pause while the data changes and is reloaded six times,
@@ -133,8 +141,10 @@ def test_reloads_under_load_lose_no_request_and_mix_no_data(data):
             t.start()
         auth = {"authorization": f"Bearer {TOKEN}"}
         outcomes = []
+        reloaded = reloads_done(port)
         for i in range(6):
-            time.sleep(0.3)
+            asked = len(answers)  # as many answers again as there are clients, each change
+            assert waited(lambda asked=asked: len(answers) >= asked + len(threads))
             if i % 2 == 0:
                 shutil.copy(SEEDS / DTYPES, data)
             else:
@@ -142,9 +152,10 @@ def test_reloads_under_load_lose_no_request_and_mix_no_data(data):
             if i < 4:
                 outcomes.append(_post(port, "/admin/reload", headers=auth)[0])
             else:
-                process.send_signal(signal.SIGHUP)
-                time.sleep(0.5)
-        time.sleep(0.3)
+                process.send_signal(signal.SIGHUP)  # answered at once: the reload follows
+                assert waited(lambda i=i: reloads_done(port) == reloaded + i + 1)
+        asked = len(answers)
+        assert waited(lambda: len(answers) >= asked + len(threads))
         stop.set()
         for t in threads:
             t.join()

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -112,6 +112,16 @@ def replicas_behind_nginx(
                 process.wait(10)
 
 
+def waited(condition: Callable[[], bool], within: float = 30.0) -> bool:
+    """Whether ``condition`` holds within ``within`` seconds, looked at every 50 ms."""
+    ends = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > ends:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_killing_a_replica_mid_run_fails_no_request(topology):
     listen, replicas, processes = topology
     results: list[object] = []
@@ -135,11 +145,13 @@ def test_killing_a_replica_mid_run_fails_no_request(topology):
     threads = [threading.Thread(target=client) for _ in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    # Both replicas serving, then one killed, then traffic after the kill: each waited for.
+    assert waited(lambda: all(graphql_requests_served(p) > 0 for p in replicas))
     served_before_kill = [graphql_requests_served(p) for p in replicas]
     before = len(results)
     processes[0].send_signal(signal.SIGKILL)
-    time.sleep(2.0)
+    processes[0].wait(10)
+    waited(lambda: len(results) - before > 20)
     stop.set()
     for t in threads:
         t.join()

@@ -24,7 +24,7 @@ from cachegraph.graph.sources.rows import node_record
 from cachegraph.graph.spack.constraints import parse
 
 from tests.conftest import SEEDS
-from tests.graph.spack.test_satisfies import _closure, _raw
+from tests.graph.store.test_satisfies import _closure, _raw
 from tests.mirrors import load_shared
 from tests.rawpages import normalized, raw_pages
 
@@ -239,7 +239,7 @@ def test_tag_diff_equals_the_raw_pages(shared_data, data_graph):
 def test_lookalikes_on_the_real_mirrors_equal_a_grouping_of_the_raw_nodes(shared_mirrors):
     """Every package of ../shared/mirrors: held specs grouped by their own attributes, read
     plainly from the JSON (the compiler from the field, the annotation or the c provider)."""
-    from tests.graph.spack.test_satisfies import _compiler, _target
+    from tests.graph.store.test_satisfies import _compiler, _target
 
     graph, _ = load_shared(shared_mirrors)
     nodes = _raw(shared_mirrors)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from cachegraph.graph import MirrorSource, Problem, load
-from cachegraph.graph.collector import collector_paused
+from cachegraph.graph.memory import collector_paused
 from cachegraph.graph.sources.mirrors import mirrors_file
 
 from tests.conftest import SEEDS, execute

@@ -22,7 +22,7 @@ from cachegraph.graph.spack.constraints import parse
 
 from cachegraph.synthmirror import synthesize_mirrors
 from tests.conftest import execute
-from tests.graph.spack.test_satisfies import _raw
+from tests.graph.store.test_satisfies import _raw
 from tests.mirrors import load_shared
 from tests.spackref import Reference, as_spack_reads, deps_of, spec_format
 

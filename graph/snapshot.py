@@ -35,12 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..sources import files
-from ..sources.mirrors import MirrorSource
-from ..sources.reader import LoadReport, Problem
-from .columns import Store
-from .records import MirrorInfo
-from .view import CacheGraph
+from .sources import files
+from .sources.mirrors import MirrorSource
+from .sources.reader import LoadReport, Problem
+from .store.columns import Store
+from .store.records import MirrorInfo
+from .store.view import CacheGraph
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
 FORMAT = 7

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from cachegraph.graph import CacheGraph, MirrorSource, load, snapshot
 
-from ...conftest import SEEDS, execute
+from ..conftest import SEEDS, execute
 
 
 def same_arrays(a: CacheGraph, b: CacheGraph) -> bool:

@@ -23,14 +23,14 @@ from itertools import chain
 import numpy as np
 
 from ..errors import BadArgument
-from ..store import walks
-from ..store.records import SpecRecord
-from ..store.tables import distinct
-from ..store.view import CacheGraph
-from . import targets as archs
-from . import virtuals as table
-from .constraints import Constraint, Node, Variant, parse
-from .names import NO_COMPILER, compiler_parts
+from ..spack import targets as archs
+from ..spack import virtuals as table
+from ..spack.constraints import Constraint, Node, Variant, parse
+from ..spack.names import NO_COMPILER, compiler_parts
+from . import walks
+from .records import SpecRecord
+from .tables import distinct
+from .view import CacheGraph
 
 #: ranks -> whether each satisfies something
 Test = Callable[[np.ndarray], np.ndarray]

@@ -1,14 +1,24 @@
-"""The collector's pause: shared by overlapping pauses, bounded when asked, and leaving the
-collector as it found it."""
+"""Memory and collector tuning: the collector's pause (shared by overlapping pauses, bounded
+when asked, leaving the collector as it found it) and the loader's and server's entry
+points."""
 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 import weakref
 
-from cachegraph.graph.collector import collector_paused, pause, release_aside
+from cachegraph.graph.memory import (
+    COLLECTOR_THRESHOLDS,
+    SWITCH_SECONDS,
+    collector_paused,
+    loading,
+    pause,
+    release_aside,
+    serving,
+)
 
 
 def test_overlapping_pauses_end_when_the_last_one_does():
@@ -71,3 +81,22 @@ def test_a_value_released_aside_is_freed_and_then_its_pause_ends():
     while (freed() is not None or not gc.isenabled()) and time.monotonic() - waited < 30:
         time.sleep(0.01)
     assert (freed(), gc.isenabled()) == (None, True)
+
+
+def test_a_load_runs_with_the_collector_paused():
+    with loading():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_the_server_sets_the_switch_interval_and_the_collectors_thresholds():
+    before = sys.getswitchinterval(), gc.get_threshold()
+    try:
+        serving()
+        assert (sys.getswitchinterval(), gc.get_threshold()) == (
+            SWITCH_SECONDS,
+            COLLECTOR_THRESHOLDS,
+        )
+    finally:
+        sys.setswitchinterval(before[0])
+        gc.set_threshold(*before[1])

@@ -19,8 +19,8 @@ from cachegraph.graph.attributes import spec_string
 from cachegraph.graph.questions import specs
 from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.spack.constraints import SpecSyntaxError, parse
-from cachegraph.graph.spack.satisfies import node_test, satisfies
 from cachegraph.graph.spack.versions import parse_versions
+from cachegraph.graph.store.satisfies import node_test, satisfies
 
 from cachegraph.synthmirror import synthesize_mirrors
 from tests.conftest import SEEDS

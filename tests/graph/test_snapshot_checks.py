@@ -14,7 +14,7 @@ from cachegraph.graph import load, snapshot
 
 from cachegraph.state import DataSources, load_sources, save_snapshot
 
-from ...conftest import SEEDS, execute
+from ..conftest import SEEDS, execute
 
 #: touches every column and string table an answer about specs reads
 QUESTION = """{ stats { specCount packageCount tagCount stackCount }
