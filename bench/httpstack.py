@@ -11,7 +11,8 @@ p50 and p99 of each:
 - the server itself (``cachegraph serve``, response cache off) on each stack it can run on:
   ``/healthz``, ``{ __typename }`` and the point query (a spec by hash with its compiler,
   target and stacks), on the bundled data or ``--data``. A stack is chosen by making the
-  imports of the others fail before the server starts, as where their wheels are missing.
+  imports of the others fail (a module of their name that raises ImportError, first on
+  ``PYTHONPATH``), as where their wheels are missing.
 
 It prints a Markdown table (docs/benchmarks.md, "HTTP stack").
 """
@@ -21,11 +22,14 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import platform
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 BODY = (
     b'{"data":{"spec":{"hash":"22xqlomma3rncrgywukvxs53oiorwmgd","compiler":{"name":"gcc",'
@@ -71,8 +75,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def blocking(modules: list[str]) -> str:
-    return "".join(f"sys.modules[{m!r}] = None\n" for m in modules)
+def without(modules: list[str], folder: Path) -> dict[str, str]:
+    """An environment where importing ``modules`` fails, as where they have no wheel: a
+    module of each name that raises ImportError, first on the path."""
+    for name in modules:
+        (folder / f"{name}.py").write_text(f"raise ImportError('{name}: left out')\n")
+    return {**os.environ, "PYTHONPATH": str(folder)}
 
 
 def wait_for(port: int, process: subprocess.Popen, path: str = "/x", limit: float = 120) -> None:
@@ -123,27 +131,31 @@ def bare(label: str, protocol: str, loop: str, n: int) -> tuple[str, float, floa
 
 def served(label: str, blocked: list[str], data: list[str], n: int) -> list[tuple]:
     port = free_port()
-    code = f"import sys\n{blocking(blocked)}from cachegraph.cli import main\nsys.exit(main())"
-    command = [sys.executable, "-c", code, "serve", "--port", str(port), "--log-level",
-               "warning", "--response-cache", "0", *data]  # fmt: skip
-    process = subprocess.Popen(command)
-    try:
-        wait_for(port, process, "/readyz")
-        first = json.dumps({"query": "{ specs(first: 1) { nodes { hash } } }"}).encode()
-        conn = http.client.HTTPConnection("127.0.0.1", port)
-        conn.request("POST", "/graphql", body=first, headers={"content-type": "application/json"})
-        hash = json.loads(conn.getresponse().read())["data"]["specs"]["nodes"][0]["hash"]
-        conn.close()
-        point = json.dumps({"query": POINT, "variables": {"hash": hash}}).encode()
-        typename = json.dumps({"query": "{ __typename }"}).encode()
-        return [
-            (label, "/healthz", *timed(port, "GET", "/healthz", None, n)),
-            (label, "{ __typename }", *timed(port, "POST", "/graphql", typename, n)),
-            (label, "point query", *timed(port, "POST", "/graphql", point, n)),
-        ]
-    finally:
-        process.terminate()
-        process.wait(30)
+    command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+               "--log-level", "warning", "--response-cache", "0", *data]  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        process = subprocess.Popen(command, env=without(blocked, Path(folder)))
+        try:
+            wait_for(port, process, "/readyz")
+            return _asked(label, port, n)
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
+def _asked(label: str, port: int, n: int) -> list[tuple]:
+    first = json.dumps({"query": "{ specs(first: 1) { nodes { hash } } }"}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.request("POST", "/graphql", body=first, headers={"content-type": "application/json"})
+    hash = json.loads(conn.getresponse().read())["data"]["specs"]["nodes"][0]["hash"]
+    conn.close()
+    point = json.dumps({"query": POINT, "variables": {"hash": hash}}).encode()
+    typename = json.dumps({"query": "{ __typename }"}).encode()
+    return [
+        (label, "/healthz", *timed(port, "GET", "/healthz", None, n)),
+        (label, "{ __typename }", *timed(port, "POST", "/graphql", typename, n)),
+        (label, "point query", *timed(port, "POST", "/graphql", point, n)),
+    ]
 
 
 def main() -> int:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
+import importlib
 import logging
 import resource
 from typing import Any
@@ -59,9 +59,17 @@ _TIMED_OUT = (
 def stack() -> tuple[str, str]:
     """(parser, loop) ``cachegraph serve`` runs on: ``httptools`` and ``uvloop`` where their
     wheels are installed, else ``h11`` and ``asyncio``, each apart."""
-    parser = "httptools" if importlib.util.find_spec("httptools") else "h11"
-    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    parser = "httptools" if _importable("httptools") else "h11"
+    loop = "uvloop" if _importable("uvloop") else "asyncio"
     return parser, loop
+
+
+def _importable(name: str) -> bool:
+    try:  # imported, not only found: a wheel built for another platform fails here
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
 
 
 def uvicorn_options() -> dict[str, str]:
@@ -139,7 +147,7 @@ class HeaderTimeoutProtocol(_HeaderTimer, H11Protocol):
         return self.conn.their_state is h11.IDLE
 
 
-if importlib.util.find_spec("httptools"):
+if _importable("httptools"):
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class HttpToolsHeaderTimeout(_HeaderTimer, HttpToolsProtocol):

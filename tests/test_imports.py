@@ -69,8 +69,9 @@ def test_no_import_cycle(package):
 
 #: graph/'s modules and folders, lowest first: each imports from its own group and the
 #: groups below it only. Spack's rules know nothing of the store; the store is read by the
-#: sources; the snapshot saves both; the questions ask the store (and read lockfiles). The
-#: package's ``__init__``, exposing them, stands above them all.
+#: sources; the snapshot saves both; the questions ask the store (and read lockfiles), the
+#: change log what it held before. The package's ``__init__``, exposing them, stands above
+#: them all.
 LAYERS = (
     {"errors", "words", "bounded", "deadline", "memory"},
     {"spack"},
@@ -78,7 +79,7 @@ LAYERS = (
     {"store"},
     {"sources"},
     {"snapshot"},
-    {"questions"},
+    {"questions", "changes"},
 )
 GRAPH = "cachegraph.graph"
 #: ``sys.path.insert(...)``, ``sys.modules[name] = ...`` and the like
