@@ -156,7 +156,10 @@ class Settings:
         30.0, "seconds a client may take to send a request body", "SECONDS"
     )
     header_timeout: float = _setting(
-        10.0, "seconds a client may take to send a request's headers (then 408)", "SECONDS"
+        10.0,
+        "seconds a client may take to send a request's headers (then 408; past 16 KiB of "
+        "headers, 400)",
+        "SECONDS",
     )
     keep_alive_timeout: float = _setting(
         5.0, "seconds an idle kept-alive connection stays open between requests", "SECONDS"

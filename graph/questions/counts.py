@@ -268,7 +268,7 @@ def package_facts(G: CacheGraph, name: str, tag: str | None = None) -> PackageFa
         return PackageFacts(
             spec_count=len(ranks),
             versions=sorted(values("version"), key=version_key),
-            compilers=[c for c in values("compiler") if c != NO_COMPILER],
+            compilers=sorted({current_compiler(c) for c in values("compiler") if c != NO_COMPILER}),
             targets=values("target"),
             oss=values("os"),
             platforms=values("platform"),

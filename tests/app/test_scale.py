@@ -23,6 +23,19 @@ from cachegraph.synth import synthesize
 
 from ..conftest import execute
 
+#: Spack 1.1's ``spack.aliases.LEGACY_COMPILER_TO_BUILTIN``: the API shows a compiler under
+#: the package name Spack gives it now
+LEGACY_TO_BUILTIN = {"clang": "llvm", "oneapi": "intel-oneapi-compilers", "rocmcc": "llvm-amdgpu",
+                     "intel": "intel-oneapi-compilers-classic", "arm": "acfl"}  # fmt: skip
+
+
+def current_name(compiler: str | None) -> str | None:
+    if compiler is None:
+        return None
+    family, at, version = compiler.partition("@")
+    return LEGACY_TO_BUILTIN.get(family, family) + at + version
+
+
 SPEC = "hash version os platform target { name } compiler { name }"
 PAGE = (
     "hash shortHash package { name } version compiler { name } os platform target { name } "
@@ -60,7 +73,7 @@ class Reference:
                 spec = self.specs.setdefault(row["hash"], {**row, "package": front["title"]})
                 spec.setdefault("in", {}).setdefault(tag, set()).update(row["stacks"])
         for s in self.specs.values():
-            s["compiler"] = normalize_compiler(s["compiler"])
+            s["compiler"] = current_name(normalize_compiler(s["compiler"]))
             s["all"] = set().union(*s["in"].values())
         self.ordered = sorted(
             self.specs.values(),
