@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.spackref import ALIASES
+
 
 @dataclass
 class RawPage:
@@ -43,6 +45,15 @@ def raw_pages(root: Path) -> list[RawPage]:
 
 def normalized(compiler: str) -> str | None:
     return None if compiler == "none" else compiler.replace("@=", "@")
+
+
+def current_name(compiler: str | None) -> str | None:
+    """A normalized compiler under the package name Spack 1.1 gives it now
+    (``LEGACY_COMPILER_TO_BUILTIN``): how the API lists compilers."""
+    if compiler is None:
+        return None
+    family, at, version = compiler.partition("@")
+    return ALIASES.get(family, family) + at + version
 
 
 def spec_file_nodes(root: Path) -> list[dict]:

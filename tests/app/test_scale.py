@@ -20,21 +20,9 @@ from starlette.testclient import TestClient
 from cachegraph.app import create_app
 from cachegraph.settings import Settings
 from cachegraph.synth import synthesize
+from tests.rawpages import current_name
 
 from ..conftest import execute
-
-#: Spack 1.1's ``spack.aliases.LEGACY_COMPILER_TO_BUILTIN``: the API shows a compiler under
-#: the package name Spack gives it now
-LEGACY_TO_BUILTIN = {"clang": "llvm", "oneapi": "intel-oneapi-compilers", "rocmcc": "llvm-amdgpu",
-                     "intel": "intel-oneapi-compilers-classic", "arm": "acfl"}  # fmt: skip
-
-
-def current_name(compiler: str | None) -> str | None:
-    if compiler is None:
-        return None
-    family, at, version = compiler.partition("@")
-    return LEGACY_TO_BUILTIN.get(family, family) + at + version
-
 
 SPEC = "hash version os platform target { name } compiler { name }"
 PAGE = (
