@@ -1,4 +1,4 @@
-"""Fixtures of the app tests: a data folder the tests may change."""
+"""Fixtures of the app tests: a data folder the tests may change, and a browser."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import chromium
 from tests.conftest import SEEDS
 
 #: a seed page of one package (keras, 130 specs)
@@ -20,3 +21,10 @@ def data(tmp_path: Path) -> Path:
     folder.mkdir()
     shutil.copy(SEEDS / KERAS, folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium, one per module of browser tests (skips, saying why, where there is none)."""
+    with chromium() as browser:
+        yield browser

@@ -130,6 +130,22 @@ def test_a_credential_in_a_url_appears_nowhere(http_server, tmp_path, caplog):
         assert secret not in text and "reader:" not in text
 
 
+SIZES = "{ specs(first: 100) { nodes { hash size tarball } } }"
+
+
+def _before_and_after_sizes(settings: Settings) -> tuple[list, list]:
+    """The specs' sizes and tarballs as first served, and once they changed (the sizes
+    fetched by the second process and loaded)."""
+    with TestClient(create_app(settings=settings)) as client:
+        first = _ask(client, SIZES)["specs"]["nodes"]
+        for _ in range(POLLS):
+            got = _ask(client, SIZES)["specs"]["nodes"]
+            if got != first:
+                break
+            time.sleep(0.2)
+    return first, got
+
+
 def test_a_v3_mirrors_sizes_come_once_it_is_served(http_server, tmp_path):
     """Its spec manifests (a request a spec) are fetched in the background after the data is
     served, then loaded: sizes and tarballs as the same mirror on disk gives them."""
@@ -138,18 +154,10 @@ def test_a_v3_mirrors_sizes_come_once_it_is_served(http_server, tmp_path):
     folder = migrate_to_v3(TEST / "build_cache", tmp_path / "v3", lambda h: 1000 + len(h))
     spec_files = len(list((TEST / "build_cache").glob("*.spec.json")))
     url = http_server.publish(folder)
-    query = "{ specs(first: 100) { nodes { hash size tarball } } }"
     on_disk = create_app(settings=Settings(mirror=(f"develop:m={folder}",)))
     with TestClient(on_disk) as client:
-        expected = _ask(client, query)["specs"]["nodes"]
-    settings = _settings(tmp_path, f"develop:m={url}", refresh=0)
-    with TestClient(create_app(settings=settings)) as client:
-        first = _ask(client, query)["specs"]["nodes"]
-        for _ in range(POLLS):
-            got = _ask(client, query)["specs"]["nodes"]
-            if got != first:
-                break
-            time.sleep(0.2)
+        expected = _ask(client, SIZES)["specs"]["nodes"]
+    first, got = _before_and_after_sizes(_settings(tmp_path, f"develop:m={url}", refresh=0))
     held = [n for n in expected if n["size"] is not None]
     assert len(held) == spec_files and {n["size"] for n in held} == {1032}
     assert [n["size"] for n in first] == [None] * len(first)  # served before the sizes came
@@ -182,14 +190,7 @@ def test_an_oci_mirrors_sizes_come_once_it_is_served(oci_registry, tmp_path):
             "tarball": f"{url}:{spack_tag(node['name'], node['version'], hash)}" if held else None,
             "size": float(len(image.tarball)) if held and image else None,
         }
-    query = "{ specs(first: 100) { nodes { hash size tarball } } }"
-    with TestClient(create_app(settings=_settings(tmp_path, f"develop:m={url}", refresh=0))) as c:
-        first = _ask(c, query)["specs"]["nodes"]
-        for _ in range(POLLS):
-            got = _ask(c, query)["specs"]["nodes"]
-            if got != first:
-                break
-            time.sleep(0.2)
+    first, got = _before_and_after_sizes(_settings(tmp_path, f"develop:m={url}", refresh=0))
     assert [n["size"] for n in first] == [None] * len(first)  # served before the sizes came
     assert {n["hash"]: {"tarball": n["tarball"], "size": n["size"]} for n in got} == expected
     assert sum(n["size"] is not None for n in got) == len(pushed)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import ARTIFACTS, ask, chromium, serving
+from tests.browser import ARTIFACTS, ask, serving
 from tests.conftest import SEEDS, SHARED
 from tests.mirrors import serve_arguments
 
@@ -32,12 +32,6 @@ def origin(shared_data: Path, shared_mirrors: Path):
     data = ["--data", str(SEEDS), "--data", str(shared_data), *serve_arguments(shared_mirrors)]
     with serving(*data) as origin:
         yield origin
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 class Watched:

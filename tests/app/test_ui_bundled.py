@@ -17,7 +17,7 @@ import pytest
 
 from cachegraph.sources import bundled, default_lockfile
 from tests.app.test_ui import Watched
-from tests.browser import ask, chromium, serving
+from tests.browser import ask, serving
 from tests.conftest import SEEDS
 
 pytestmark = pytest.mark.slow
@@ -30,12 +30,6 @@ UNSIGNED = bundled() / "mirrors" / "spack-test" / "unsigned"
 def origin():
     with serving() as origin:
         yield origin
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def commands(page) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.app.test_ui import Watched
-from tests.browser import ask, chromium, serving
+from tests.browser import ask, serving
 from tests.conftest import SEEDS
 
 pytestmark = pytest.mark.slow
@@ -15,12 +15,6 @@ pytestmark = pytest.mark.slow
 KERAS = SEEDS / "000_32877e6a9739e9c6.txt"
 HOME = "{ stats { specCount packageCount stackCount compilerCount targetCount tagCount } }"
 STATUS = "{ loadStatus { pages specFiles mirrors specs errorCount warningCount } }"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def _stats(watched: Watched, path: str) -> list[str]:

@@ -13,7 +13,7 @@ from datetime import datetime
 import pytest
 
 from tests.app.test_ui import Watched
-from tests.browser import ask, chromium, serving
+from tests.browser import ask, serving
 from tests.conftest import ROOT
 from tests.remote import static_server
 
@@ -26,12 +26,6 @@ REFRESH = 1.0
 FRESHNESS = "{ mirrors { freshness { lastChange stale error } } }"
 #: seconds the server has to find its mirror's server stopped (each check retries, backs off)
 STALE_WITHIN = 120.0
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def _moment(text: str) -> float:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.app.test_ui import Watched
-from tests.browser import ask, chromium, serving
+from tests.browser import ask, serving
 
 pytestmark = pytest.mark.slow
 
@@ -16,12 +16,6 @@ pytestmark = pytest.mark.slow
 def origin():
     with serving() as origin:
         yield origin
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 def test_a_virtual_searches_its_providers_specs_with_the_count_satisfies_gives(browser, origin):
