@@ -19,7 +19,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
 from cachegraph.graph import CacheGraph, deadline, memory
 from cachegraph.schema import build_schema
@@ -32,6 +32,7 @@ from .graphiql import STATIC
 from .observe import Metrics, RequestMiddleware, error_body, stamp_request_ids
 from .settings import Settings
 from .state import DataSources, NoData, Outcome, State
+from .subscriptions import Subscriptions
 from .ui import ui_page
 from .view import GraphQLView
 
@@ -118,8 +119,11 @@ class Endpoints:
         ]
         if service.token:
             routes.append(Route("/admin/reload", self.admin_reload, methods=["POST"]))
-        # the change log's feeds and stream, and its metrics
-        changes.install(routes, service.metrics.registry, service.state)
+        per_client, registry = service.settings.followers_per_client, service.metrics.registry
+        # subscriptions (WebSocket) at /graphql; the change log's feeds, stream and metrics
+        subscriptions = Subscriptions(service.executor, service.state, per_client, registry)
+        routes.append(WebSocketRoute("/graphql", subscriptions.connect))
+        changes.install(routes, registry, service.state, per_client)
         return routes
 
     async def healthz(self, request: Request) -> Response:

@@ -6,11 +6,10 @@ those naming a spec of one package, so a maintainer can watch a package in any f
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -22,7 +21,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from cachegraph.graph.changes import Change, ChangedSpec, ChangeLog, select
+from cachegraph.graph.changes import (
+    Change,
+    ChangedSpec,
+    ChangeLog,
+    FellBehind,
+    Follower,
+    select,
+)
 
 from .state import State
 
@@ -33,7 +39,7 @@ ATOM = "application/atom+xml; charset=utf-8"
 _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}")
 
 
-def routes(state: State) -> list[Route]:
+def routes(state: State, per_client: int = 4) -> list[Route]:
     """The feeds' routes, reading the change log of the data being served."""
 
     async def all_changes(request: Request) -> Response:
@@ -45,7 +51,7 @@ def routes(state: State) -> list[Route]:
             return Response(f"not a package name: {name[:100]!r}\n", 404, media_type="text/plain")
         return _feed(request, state, name)
 
-    streams = Streams(state)
+    streams = Streams(state, per_client)
     return [
         Route("/feeds/changes.atom", all_changes),
         Route("/feeds/package/{name}.atom", package_changes),
@@ -53,20 +59,15 @@ def routes(state: State) -> list[Route]:
     ]
 
 
-#: Server-Sent Events streams one client address may hold at once
-STREAMS_PER_CLIENT = 4
-#: bytes of events waiting for one slow reader: past them it is cut off (told so first)
-STREAM_BUFFER_BYTES = 1 << 20
-
-
 class Streams:
     """``/changes/stream``: each new event as a Server-Sent Event (``event: change``, its
     JSON as ``data``), for clients that cannot hold a WebSocket. A client address holds at
-    most ``STREAMS_PER_CLIENT`` streams (more: 429); a reader that lets more than
-    ``STREAM_BUFFER_BYTES`` of events wait is sent ``event: cut`` and closed."""
+    most ``per_client`` streams and sockets (``--followers-per-client``; more: 429); a
+    reader that lets more than ``graph.changes.FOLLOWER_BYTES`` of events wait is sent
+    ``event: cut`` and closed."""
 
-    def __init__(self, state: State) -> None:
-        self.state = state
+    def __init__(self, state: State, per_client: int) -> None:
+        self.state, self.per_client = state, per_client
         self.open: Counter[str] = Counter()
 
     async def stream(self, request: Request) -> Response:
@@ -74,20 +75,22 @@ class Streams:
         client = request.client.host if request.client else ""
         if changes is None:
             return JSONResponse({"errors": [{"message": "no change log is kept"}]}, 404)
-        if self.open[client] >= STREAMS_PER_CLIENT:
-            message = f"at most {STREAMS_PER_CLIENT} change streams per client"
+        if self.open[client] >= self.per_client:
+            message = f"at most {self.per_client} change followers per client"
             return JSONResponse({"errors": [{"message": message}]}, 429)
         self.open[client] += 1
-        reader = _Reader(asyncio.get_running_loop())
-        undo = changes.listen(reader.push)
+        follower = Follower(changes)
 
         async def events():
             try:
                 yield b": changes of the served mirrors, one event each\n\n"
-                async for chunk in reader.chunks():
-                    yield chunk
+                with follower:
+                    async for event in follower.events():
+                        data = json.dumps(asdict(event), separators=(",", ":"))
+                        yield f"id: {event.id}\nevent: change\ndata: {data}\n\n".encode()
+            except FellBehind:
+                yield b"event: cut\ndata: the reader fell more than its buffer behind\n\n"
             finally:
-                undo()
                 self.open[client] -= 1
                 if not self.open[client]:  # a key per address streaming now, never more
                     del self.open[client]
@@ -95,47 +98,6 @@ class Streams:
         return StreamingResponse(
             events(), media_type="text/event-stream", headers={"cache-control": "no-store"}
         )
-
-
-class _Reader:
-    """The events waiting for one stream's reader, within ``STREAM_BUFFER_BYTES``."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.waiting: deque[bytes] = deque()
-        self.bytes = 0
-        self.cut = False
-        self.ready = asyncio.Event()
-
-    def push(self, event: Change) -> None:
-        """Called by the change log in whatever thread recorded the event."""
-        data = json.dumps(asdict(event), separators=(",", ":"))
-        chunk = f"id: {event.id}\nevent: change\ndata: {data}\n\n".encode()
-        self.loop.call_soon_threadsafe(self._keep, chunk)
-
-    def _keep(self, chunk: bytes) -> None:
-        if self.cut:
-            return
-        if self.bytes + len(chunk) > STREAM_BUFFER_BYTES:
-            self.cut = True
-            self.waiting.clear()
-            self.bytes = 0
-        else:
-            self.waiting.append(chunk)
-            self.bytes += len(chunk)
-        self.ready.set()
-
-    async def chunks(self):
-        while True:
-            await self.ready.wait()
-            self.ready.clear()
-            if self.cut:
-                yield b"event: cut\ndata: the reader fell more than its buffer behind\n\n"
-                return
-            while self.waiting:
-                chunk = self.waiting.popleft()
-                self.bytes -= len(chunk)
-                yield chunk
 
 
 def _feed(request: Request, state: State, package: str | None) -> Response:
@@ -235,7 +197,9 @@ class ChangeLogMetrics:
         return [held, budget, events, dropped]
 
 
-def install(routes_list: list, registry: CollectorRegistry, state: State) -> None:
+def install(
+    routes_list: list, registry: CollectorRegistry, state: State, per_client: int = 4
+) -> None:
     """Add the feeds to an app's routes and the change log's metrics to its registry."""
-    routes_list.extend(routes(state))
+    routes_list.extend(routes(state, per_client))
     registry.register(ChangeLogMetrics(state))

@@ -72,11 +72,23 @@ def _importable(name: str) -> bool:
     return True
 
 
-def uvicorn_options() -> dict[str, str]:
-    """Uvicorn's ``http`` and ``loop`` options for ``stack()``."""
+#: the largest WebSocket message a client may send (a subscription document is small)
+WS_MESSAGE_BYTES = 64 * 1024
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """Uvicorn's ``http`` and ``loop`` options for ``stack()``, and its WebSocket protocol:
+    websockets' sans-I/O one (the ``websockets`` dependency: subscriptions), which answers
+    pings and closes a peer that stops answering them; a client's message at most
+    ``WS_MESSAGE_BYTES``."""
     parser, loop = stack()
     protocol = "HttpToolsHeaderTimeout" if parser == "httptools" else "HeaderTimeoutProtocol"
-    return {"http": f"cachegraph.server:{protocol}", "loop": loop}
+    return {
+        "http": f"cachegraph.server:{protocol}",
+        "loop": loop,
+        "ws": "websockets-sansio",
+        "ws_max_size": WS_MESSAGE_BYTES,
+    }
 
 
 def log_stack() -> None:

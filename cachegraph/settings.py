@@ -84,6 +84,12 @@ class Settings:
         "cache directory's changes/, in memory without one); the oldest whole events go first",
         "BYTES",
     )
+    followers_per_client: int = _setting(
+        4,
+        "WebSocket subscription sockets and /changes/stream event streams one client address "
+        "may hold at once",
+        "N",
+    )
     ca_bundle: str = _setting(
         "",
         "a file of CA certificates trusted for https:// and oci:// mirrors instead of the "

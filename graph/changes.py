@@ -14,6 +14,7 @@ one. Without a cache directory the log and what was seen are kept in memory.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import json
@@ -22,13 +23,14 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .attributes import ATTRIBUTES
+from .errors import CacheGraphError
 from .store.columns import Store
 
 log = logging.getLogger("cachegraph")
@@ -383,6 +385,90 @@ def record_changes(
 
 
 # -- questions -----------------------------------------------------------------------------
+
+
+#: bytes of events one follower (a stream or a subscription) may let wait: past them, cut
+FOLLOWER_BYTES = 1 << 20
+
+
+class FellBehind(CacheGraphError):
+    """A follower let more events wait than its budget: it is cut off."""
+
+    def __init__(self, budget: int) -> None:
+        super().__init__(
+            f"cut off: more than {budget:,} bytes of changes waited for this reader "
+            "(read faster, or ask `changes(since:)` for what was missed)"
+        )
+
+
+class Follower:
+    """The new events of a change log for one reader (an event stream or a subscription),
+    waiting within ``budget`` bytes (their log lines' sizes): a reader that lets more wait
+    is cut off, its waiting events dropped at once. Made and read in one event loop; the
+    log may record events in any thread.
+
+    >>> async def main():
+    ...     changes = ChangeLog(None)
+    ...     with Follower(changes, budget=400) as follower:
+    ...         changes.append(Change(0.0, "develop/e4s", "develop", "e4s", "a", "b"))
+    ...         first = await anext(follower.events())
+    ...         for _ in range(3):  # never read: past the budget
+    ...             changes.append(Change(0.0, "develop/e4s", "develop", "e4s", "b", "c"))
+    ...         try:
+    ...             await anext(follower.events())
+    ...         except FellBehind as cut:
+    ...             return first.id, follower.bytes, str(cut)[:27]
+    >>> asyncio.run(main())
+    (1, 0, 'cut off: more than 400 byte')
+    """
+
+    def __init__(self, changes: ChangeLog, budget: int = FOLLOWER_BYTES) -> None:
+        self.changes, self.budget = changes, budget
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.waiting: deque[tuple[Change, int]] = deque()
+        self.bytes = 0
+        self.cut = False
+        self.ready = asyncio.Event()
+        self._undo: Callable[[], None] | None = None
+
+    def __enter__(self) -> Follower:
+        self.loop = asyncio.get_running_loop()
+        self._undo = self.changes.listen(self._push)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._undo is not None:
+            self._undo()
+            self._undo = None
+        self.waiting.clear()
+
+    def _push(self, event: Change) -> None:
+        """Called by the log, in whatever thread recorded the event."""
+        self.loop.call_soon_threadsafe(self._keep, event, len(event.to_line()))
+
+    def _keep(self, event: Change, size: int) -> None:
+        if self.cut:
+            return
+        if self.bytes + size > self.budget:
+            self.cut = True
+            self.waiting.clear()
+            self.bytes = 0
+        else:
+            self.waiting.append((event, size))
+            self.bytes += size
+        self.ready.set()
+
+    async def events(self) -> AsyncIterator[Change]:
+        """Each new event as it comes; FellBehind once the reader is cut off."""
+        while True:
+            while self.waiting and not self.cut:
+                event, size = self.waiting.popleft()
+                self.bytes -= size
+                yield event
+            if self.cut:
+                raise FellBehind(self.budget)
+            self.ready.clear()
+            await self.ready.wait()
 
 
 def change_log(G) -> ChangeLog | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +11,7 @@ from cachegraph.graph import changes as log
 from cachegraph.graph.errors import BadArgument
 from strawberry.types import Info
 
-from .context import graph, warn
+from .context import follow_served, graph, warn
 from .cost import cost
 from .pagination import Connection, Slice
 
@@ -166,6 +167,32 @@ class ChangeQueries:
         chosen = log.select(events(info), seconds(since, "since"), seconds(until, "until"),
                             mirror, tag, stack, package)  # fmt: skip
         return change_connection(chosen, first, after)
+
+
+@strawberry.type
+class ChangeSubscriptions:
+    @strawberry.subscription(
+        description="Each new change as it is found, of one mirror, tag or stack, naming a spec "
+        "of 'package' (over WebSocket, graphql-transport-ws, at /graphql). A subscriber that "
+        "lets more than a megabyte of changes wait is cut off with an error; what it missed "
+        "is in `changes(since:)`."
+    )
+    async def changes(
+        self,
+        info: Info,
+        mirror: str | None = None,
+        stack: str | None = None,
+        tag: str | None = None,
+        package: str | None = None,
+    ) -> AsyncGenerator[ChangeEvent, None]:
+        kept = log.change_log(graph(info))
+        if kept is None:
+            raise BadArgument("this server keeps no change log: there is nothing to follow")
+        with log.Follower(kept) as follower:
+            async for event in follower.events():
+                if log.select([event], None, None, mirror, tag, stack, package):
+                    follow_served(info)  # its new specs are in the graph that changed
+                    yield ChangeEvent(event=event)
 
 
 def coverage_then(info: Info, found, env, at: datetime, tag: str | None):

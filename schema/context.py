@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +35,21 @@ class Context:
     #: Whether the client is the server's admin (its admin token as a bearer), who sees the
     #: server's paths as the operator gave them.
     admin: bool = False
+    #: For a subscription: the graph served now, which each new event is answered on (the
+    #: one that changed), not the graph of the moment it subscribed.
+    served: Callable[[], CacheGraph | None] | None = None
 
 
 def graph(info: Info) -> CacheGraph:
     """The graph this request started on; a reload mid-request does not change it."""
     return info.context.graph
+
+
+def follow_served(info: Info) -> None:
+    """Answer what comes next on the graph served now (a subscription's next event)."""
+    served = info.context.served() if info.context.served is not None else None
+    if served is not None:
+        info.context.graph = served
 
 
 def shown_path(info: Info, path: str) -> str:

@@ -12,7 +12,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, Info
 
 from .builds import BuildQueries, Compiler, Target, find_compiler, find_target
-from .changes import ChangeQueries
+from .changes import ChangeQueries, ChangeSubscriptions
 from .context import Context, graph, with_warnings
 from .coverage import CoverageQueries
 from .diffs import DiffQueries
@@ -66,6 +66,8 @@ Query = merge_types(
         ChangeQueries,
     ),
 )
+
+Subscription = merge_types("Subscription", (ChangeSubscriptions,))
 
 
 def is_client_error(error: GraphQLError) -> bool:
@@ -128,6 +130,7 @@ def build_schema(extensions: Sequence = ()) -> strawberry.Schema:
     """The schema, with the Strawberry extensions that whoever executes it needs."""
     return CacheGraphSchema(
         query=Query,
+        subscription=Subscription,
         types=[Spec, Package, Stack, Compiler, Target, Tag, Mirror],
         extensions=list(extensions),
     )

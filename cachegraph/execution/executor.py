@@ -31,27 +31,29 @@ import hashlib
 import hmac
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import orjson
-from graphql import GraphQLError
-from starlette.requests import ClientDisconnect, Request
+from graphql import GraphQLError, OperationDefinitionNode
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import Response
 from strawberry import Schema
 from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types.execution import ExecutionResult, PreExecutionError
 from strawberry.types.graphql import OperationType
 
 from cachegraph.graph import deadline, memory
 from cachegraph.graph.bounded import BoundedCache
-from cachegraph.graph.errors import OverBudget, TimedOut
+from cachegraph.graph.errors import CacheGraphError, OverBudget, TimedOut
 from cachegraph.graph.questions.mirrors import mirror_checks
 from cachegraph.graph.store.view import CacheGraph
 from cachegraph.schema.context import Context
 from cachegraph.schema.cost import Spent
+from cachegraph.schema.query import masked
 
 from ..observe import Metrics, error_body, request_id
 from .limits import Costs, LimitExceeded, Limits
@@ -172,7 +174,7 @@ class Executor:
 
     async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         media = response_media_type(request.headers.get("accept", ""))
-        admin = self._from_admin(request)
+        admin = self.from_admin(request)
         try:
             given, batch, small = await self._operations(request)
             ends = time.monotonic() + self.timeout  # the request's, not each operation's
@@ -209,8 +211,8 @@ class Executor:
             response.headers["cache-control"] = "private, no-store"
         return response
 
-    def _from_admin(self, request: Request) -> bool:
-        """Whether the request carries the admin token as its bearer."""
+    def from_admin(self, request: HTTPConnection) -> bool:
+        """Whether the request (or WebSocket) carries the admin token as its bearer."""
         if self.admin is None or "authorization" not in request.headers:
             return False
         return hmac.compare_digest(request.headers["authorization"].encode(), self.admin)
@@ -394,6 +396,8 @@ class Executor:
         except GraphQLError as error:  # syntax, or a limit
             self._count([error])
             return {"data": None, "errors": [error.formatted]}
+        if operation_kind(prepared.document, op.name) == "subscription":
+            raise BadRequest(SUBSCRIPTION_OVER_HTTP)
         # While tracing, an operation that may walk every spec runs the standard way: its
         # resolvers get spans.
         plan = prepared.plan(self.schema, op.name) if not (trace and measured.walks) else None
@@ -443,6 +447,40 @@ class Executor:
         self._count(errors)
         return _body(result.data, errors, (result.extensions or {}).get("warnings"))
 
+    async def subscribe(self, op: Operation, context: Context) -> AsyncIterator[dict[str, Any]]:
+        """The answers of a subscription, each a JSON body (``data``, and ``errors`` when
+        some); one body of ``errors`` only when it cannot start: a syntax error, a limit, an
+        operation that is not a subscription (those go over HTTP). The document is checked
+        against the same limits as a query's."""
+        try:
+            prepared = self._prepare(op.query)
+            prepared.measure(self.costs, self.limits, op.name, op.variables)
+            _only_subscriptions(prepared.document, op.name)
+        except GraphQLError as error:
+            self._count([error])
+            yield {"errors": [error.formatted]}
+            return
+        context.prepared, context.spent = prepared, Spent(self.limits.max_cost)
+        results = await self.schema.subscribe(
+            op.query,
+            variable_values=op.variables,
+            context_value=context,
+            operation_name=op.name,
+        )
+        if isinstance(results, PreExecutionError):
+            results = _once(results)
+        try:
+            async for result in results:
+                errors = [masked(e, context.request_id) for e in result.errors or ()]
+                self._count(errors)
+                body: dict[str, Any] = {"errors": [e.formatted for e in errors]}
+                if result.data is None and errors:  # it did not start, or it stopped
+                    yield body
+                    return
+                yield {"data": result.data, **(body if errors else {})}
+        except CacheGraphError as exc:  # the source stopped (a follower cut off): said once
+            yield {"errors": [GraphQLError(str(exc)).formatted]}
+
     def _over_budget(self, over: OverBudget) -> dict[str, Any]:
         error = LimitExceeded(over.limit, over.value, over.message)
         self._count([error])
@@ -475,6 +513,39 @@ class Executor:
 #: GraphQL over HTTP's own media type, and the one every client understands
 GRAPHQL_RESPONSE = "application/graphql-response+json; charset=utf-8"
 JSON = "application/json"
+
+
+SUBSCRIPTION_OVER_HTTP = (
+    "a subscription goes over WebSocket at /graphql (the graphql-transport-ws protocol), "
+    "or follow /changes/stream (Server-Sent Events); HTTP carries queries"
+)
+
+
+def operation_kind(document: Any, name: str | None) -> str | None:
+    """'query', 'mutation' or 'subscription': the kind of the operation ``name`` picks; None
+    when it picks none, or several."""
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if name is None or (o.name and o.name.value == name)]
+    return chosen[0].operation.value if len(chosen) == 1 else None
+
+
+def _only_subscriptions(document: Any, name: str | None) -> None:
+    """GraphQLError unless the operation to run is a subscription."""
+    kind = operation_kind(document, name)
+    if kind is None:
+        raise GraphQLError(
+            f"no operation named {name!r} in the document"
+            if name
+            else "name the operation to run: the document holds several"
+        )
+    if kind != "subscription":
+        raise GraphQLError(
+            f"a {kind} goes over HTTP (POST /graphql); a WebSocket carries subscriptions only"
+        )
+
+
+async def _once(result: ExecutionResult) -> AsyncIterator[ExecutionResult]:
+    yield result
 
 
 def response_media_type(accept: str) -> str:

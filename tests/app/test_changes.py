@@ -209,7 +209,7 @@ def test_coverage_at_a_moment_before_a_change_counts_the_spec_it_removed(http_se
 
 def test_a_stream_reader_gets_the_event_and_a_client_holds_few_streams(http_server, tmp_path):
     """Server-Sent Events from a real server (``cachegraph serve``), read by a real client."""
-    from cachegraph.changes import STREAMS_PER_CLIENT
+    from cachegraph.settings import Settings
     from tests.browser import serving
     from tests.remote import client as http_client
 
@@ -226,7 +226,7 @@ def test_a_stream_reader_gets_the_event_and_a_client_holds_few_streams(http_serv
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
         others = [http.stream("GET", f"{origin}/changes/stream")
-                  for _ in range(STREAMS_PER_CLIENT - 1)]  # fmt: skip
+                  for _ in range(Settings().followers_per_client - 1)]  # fmt: skip
         opened = [o.__enter__() for o in others]
         assert [o.status_code for o in opened] == [200] * len(opened)
         refused = http.get(f"{origin}/changes/stream")
@@ -254,27 +254,42 @@ def test_a_stream_reader_gets_the_event_and_a_client_holds_few_streams(http_serv
 
 
 def test_a_reader_that_never_reads_is_cut_off_at_its_budget():
-    """Events pushed to a stream nobody reads wait within the budget, then the stream is cut:
-    its reader is told so and the stream ends (what was waiting is let go)."""
+    """Events recorded (in another thread, as a refresh does) for a follower nobody reads
+    wait within the budget, then it is cut: its reader is told so, and what was waiting is
+    let go. The event stream and the subscription read through one Follower."""
     import asyncio
 
-    from cachegraph.graph.changes import Change, ChangedSpec
-
-    from cachegraph import changes as web
+    from cachegraph.graph.changes import (
+        FOLLOWER_BYTES,
+        Change,
+        ChangedSpec,
+        ChangeLog,
+        FellBehind,
+        Follower,
+    )  # fmt: skip
 
     specs = [ChangedSpec(f"{i:032d}", f"pkg@{i}") for i in range(2000)]
     event = Change(1.0, "develop/m", "develop", "m", "a", "b", specs)
     size = len(event.to_line())
+    log = ChangeLog(None, budget=64 * FOLLOWER_BYTES)
 
-    async def run() -> tuple[list[int], list[bytes]]:
-        reader = web._Reader(asyncio.get_running_loop())
+    async def run() -> tuple[list[int], str]:
         held = []
-        for _ in range(web.STREAM_BUFFER_BYTES // size + 2):
-            reader.push(event)
-            await asyncio.sleep(0)  # the loop runs the push, as for an event from a thread
-            held.append(reader.bytes)
-        return held, [chunk async for chunk in reader.chunks()]
+        with Follower(log) as follower:
+            for _ in range(FOLLOWER_BYTES // size + 2):
+                await asyncio.to_thread(log.append, Change(**{**event.__dict__}))
+                await asyncio.sleep(0)  # the loop takes the event in
+                held.append(follower.bytes)
+            try:
+                async for _ in follower.events():
+                    pass
+            except FellBehind as cut:
+                return held, str(cut)
+        return held, "not cut"
 
-    held, chunks = asyncio.run(run())
-    assert max(held) <= web.STREAM_BUFFER_BYTES and held[-1] == 0
-    assert chunks == [b"event: cut\ndata: the reader fell more than its buffer behind\n\n"]
+    held, told = asyncio.run(run())
+    assert max(held) <= FOLLOWER_BYTES and held[-1] == 0
+    assert told == (
+        f"cut off: more than {FOLLOWER_BYTES:,} bytes of changes waited for this reader "
+        "(read faster, or ask `changes(since:)` for what was missed)"
+    )
