@@ -213,6 +213,11 @@ class ChangeLog:
             self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    @property
+    def followers(self) -> int:
+        """How many listen for new events now."""
+        return len(self._listeners)
+
     def snapshot(self) -> list[Change]:
         with self._lock:
             return list(self.events)
