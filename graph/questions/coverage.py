@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .. import deadline
 from ..attributes import own_key
-from ..sources.lockfiles import Environment
+from ..sources.lockfiles import Environment, walk
 from ..store.records import SpecRecord
 from ..store.view import CacheGraph
 from .specs import SpecQuery, select_specs
@@ -122,7 +122,9 @@ def coverage(
     ]
     hit = {e.hash for e in entries if e.spec is not None}
     cached_roots = tuple(
-        r for r in env.roots if r not in env.externals and _closure(env, r) - env.externals <= hit
+        r
+        for r in env.roots
+        if r not in env.externals and env.below(r).keys() - env.externals <= hit
     )
     return Coverage(tuple(entries), cached_roots)
 
@@ -167,17 +169,14 @@ def _why(G, hash, spec, wanted, tag, stacks) -> str:
     return "not in any loaded mirror"
 
 
-def _closure(env: Environment, root: str) -> set[str]:
-    """The root and every spec of the environment below it.
+def dependents_in(env: Environment) -> dict[str, int]:
+    """How many specs of the environment depend on each, directly or not: the misses that
+    hold most of it back rank first.
 
-    >>> from cachegraph.graph.sources.lockfiles import Environment
-    >>> env = Environment(4, ("a",), {}, {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
-    >>> sorted(_closure(env, "a"))
-    ['a', 'b', 'c']
+    >>> env = Environment(4, ("a",), {"a": None, "b": None, "c": None},
+    ...                   {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
+    >>> dependents_in(env)
+    {'a': 0, 'b': 1, 'c': 2}
     """
-    seen, frontier = {root}, [root]
-    while frontier:
-        deadline.check()
-        frontier = [d for h in frontier for _, d in env.dependencies.get(h, ()) if d not in seen]
-        seen.update(frontier)
-    return seen
+    users = env.dependents()
+    return {hash: len(walk(users[hash], users.__getitem__)) for hash in env.specs}
