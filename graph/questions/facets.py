@@ -33,6 +33,20 @@ class Facets:
 def facets(G: CacheGraph, q: SpecQuery) -> Facets:
     """Counts of each facet's values among the specs matching ``q``, each spec counted once.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    q : SpecQuery
+        What the specs counted must match.
+
+    Returns
+    -------
+    facets : Facets
+        value -> count for each facet.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> found = facets(G, SpecQuery())

@@ -35,6 +35,20 @@ def score(word: str, spec: SpecRecord) -> int | None:
 
     The rule, spec by spec; ``search`` applies it to every spec at once, a table at a time.
 
+    Parameters
+    ----------
+    word : str
+        One lower-case word of a search.
+    spec : SpecRecord
+        A spec's record.
+
+    Returns
+    -------
+    score : int or None
+        Higher is better; None when the word does not match.
+
+    Examples
+    --------
     >>> s = SpecRecord(hash="abc" + "0" * 29, package="py-numpy", version="1.26.4",
     ...     versions=("1.26.4",), compiler="gcc@11.4.0", os="ubuntu22.04", platform="linux",
     ...     target="x86_64_v3", variants=("+blas",))
@@ -57,6 +71,20 @@ def score(word: str, spec: SpecRecord) -> int | None:
 def search(G: CacheGraph, text: str) -> np.ndarray:
     """The ranks of the specs matching every word of ``text``, best first.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    text : str
+        Words, each of which a spec must match.
+
+    Returns
+    -------
+    ranks : numpy.ndarray
+        The matching specs' ranks, best first.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [G.store.hash(r)[0] for r in search(G, "zlib 1.3")], len(search(G, "pic"))

@@ -32,6 +32,21 @@ def spec_by_hash(G: CacheGraph, text: str) -> SpecRecord | None:
 
     A leading ``/`` is accepted, as Spack's command line writes hashes.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    text : str
+        A full hash or a unique prefix of 7 characters or more (a leading ``/`` allowed).
+
+    Returns
+    -------
+    spec : SpecRecord or None
+        None when no spec has it; HashTooShort for a prefix under 7 characters,
+        AmbiguousHash when several specs have it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> spec_by_hash(G, "/zzzzzzz").package, spec_by_hash(G, "xxxxxxx")
@@ -103,6 +118,18 @@ class SpecQuery:
 def compiler_key(name: str) -> str:
     """A compiler name as the index keys it: normalized, ``none`` for no compiler.
 
+    Parameters
+    ----------
+    name : str
+        A compiler as written (``gcc@12``, ``GCC``, ``none``).
+
+    Returns
+    -------
+    key : str
+        The index's key.
+
+    Examples
+    --------
     >>> compiler_key("gcc@=13.2.0"), compiler_key("none")
     ('gcc@13.2.0', 'none')
     """
@@ -213,6 +240,20 @@ def _positions(ranks: Sequence[int], total: int) -> np.ndarray:
 def select_specs(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     """The specs matching ``q``, driven by its most selective index, in ``q``'s order.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    q : SpecQuery
+        Filters, tag, stack and order.
+
+    Returns
+    -------
+    selection : SpecSelection
+        Counted, listed and paged without making a record per spec.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [s.hash[0] for s in select_specs(G, SpecQuery(stacks=("e4s",))).after(None)]
@@ -343,6 +384,20 @@ def compiler_spellings(G: CacheGraph, name: str) -> tuple[str, ...]:
     """The names the loaded specs record a compiler under, old and current; the name as
     given (normalized) when none does.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A compiler, under its old or its current name.
+
+    Returns
+    -------
+    names : tuple of str
+        The names recorded for it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> compiler_spellings(example_graph(), "gcc@=11.4.0"), compiler_spellings(example_graph(), "x")
     (('gcc@11.4.0',), ('x',))
