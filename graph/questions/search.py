@@ -45,7 +45,7 @@ def score(word: str, spec: SpecRecord) -> int | None:
     Returns
     -------
     score : int or None
-        Higher is better; None when the word does not match.
+        Lower is better (0: the package name or a hash prefix); None: no match.
 
     Examples
     --------

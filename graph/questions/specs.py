@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import deadline
-from ..attributes import SINGLE
+from ..attributes import ORDERED, SINGLE, with_attributes
 from ..errors import AmbiguousHash, BadArgument, HashTooShort
 from ..spack.names import NO_COMPILER, compiler_parts, current_compiler, normalize_compiler
 from ..store import satisfies
@@ -74,19 +74,14 @@ def spec_by_hash(G: CacheGraph, text: str) -> SpecRecord | None:
 
 
 @dataclass(frozen=True)
+@with_attributes(query=True)
 class SpecQuery:
-    """What a spec must match; every field is optional, lists need all their items."""
+    """What a spec must match; every field is optional, lists need all their items. A field
+    per attribute (``graph.attributes``: package, version, compiler, variants...), then these."""
 
-    package: str | None = None
-    version: str | None = None
-    compiler: str | None = None
-    os: str | None = None
-    platform: str | None = None
-    target: str | None = None
     stacks: tuple[str, ...] = ()
     exclude_stacks: tuple[str, ...] = ()
     tag: str | None = None
-    variants: tuple[str, ...] = ()
     mirror: str | None = None
     #: a Spack constraint (``graph.spack.constraints``)
     satisfies: str | None = None
@@ -269,7 +264,7 @@ def select_specs(G: CacheGraph, q: SpecQuery) -> SpecSelection:
 
 
 #: The orderings a spec list may have: field -> a sort key per rank, from the columns.
-ORDER_KEYS = ("package", "version", "compiler", "target", "os", "size", "hash")
+ORDER_KEYS = (*ORDERED, "size", "hash")
 
 
 def _order_key(G: CacheGraph, name: str, ranks: np.ndarray) -> np.ndarray:
