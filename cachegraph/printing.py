@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import groupby
 
+from cachegraph.graph.attributes import ATTRIBUTES
 from cachegraph.graph.questions.coverage import Coverage, Entry, dependents_in
 from cachegraph.graph.questions.dependencies import dependency_edges
 from cachegraph.graph.questions.likeness import Difference, Nearness
@@ -134,17 +135,19 @@ def listing(
     return "\n".join(lines)
 
 
+#: the JSON keys that are not the attribute's name
+_JSON_NAMES = {"package": "name"}
+
+
 def record(spec: SpecRecord) -> dict:
-    """One spec as ``--json`` prints it."""
+    """One spec as ``--json`` prints it: its hash, its attributes (graph.attributes), the
+    one-valued ones first, then where it is."""
     return {
         "hash": spec.hash,
-        "name": spec.package,
-        "version": spec.version,
-        "compiler": spec.compiler,
-        "platform": spec.platform,
-        "os": spec.os,
-        "target": spec.target,
-        "variants": list(spec.variants),
+        **{
+            _JSON_NAMES.get(a.name, a.name): getattr(spec, a.name) for a in ATTRIBUTES if not a.many
+        },
+        **{a.name: list(getattr(spec, a.name)) for a in ATTRIBUTES if a.many},
         "size": spec.size,
         "mirrors": sorted(spec.mirrors),
         "stacks": {tag: sorted(stacks) for tag, stacks in sorted(spec.stacks.items())},

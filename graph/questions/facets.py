@@ -13,14 +13,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attributes import SINGLE
+from ..attributes import PLACED
 from ..spack.names import current_compiler
 from ..store.view import CacheGraph
 from .counts import counts_in
 from .specs import SpecQuery, select_specs
 
-#: every facet: the attributes, and a spec's stacks (in the query's tag), variants, mirrors
-FACETS = (*SINGLE, "stack", "variant", "mirror")
+#: every facet: the one-valued attributes, a spec's stacks (in the query's tag), the
+#: many-valued attributes (variants), its mirrors; attributes in their place
+FACETS = (
+    *(a.kind for a in PLACED if not a.many),
+    "stack",
+    *(a.kind for a in PLACED if a.many),
+    "mirror",
+)
 
 
 @dataclass(frozen=True)
