@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from random import Random
 from typing import Any
 
 from .errors import BadRecord
@@ -236,6 +237,10 @@ class Attribute:
     ordered: bool = False
     #: a search word found inside one of its values matches the spec (graph.questions.search)
     searched: bool = False
+    #: what the page generator (cachegraph/synth.py) writes for it in a row, given a random
+    #: generator and the row so far; None: the generator writes it already (package, version,
+    #: compiler, variants, platform, os, target), or ``page`` reads it from other keys
+    sample: Callable[[Random, dict], Any] | None = None
 
     @property
     def indexed(self) -> str:

@@ -142,3 +142,14 @@ def test_the_cli_prints_it(copy):
     for record in records:
         assert record["arch_family"] == _family(record["target"])
         assert list(record)[: list(record).index("variants")][-1] == "arch_family"
+
+
+@pytest.mark.parametrize("kind", [(), ("--mirror",)], ids=["pages", "mirrors"])
+def test_generated_data_has_it(copy, tmp_path, kind):
+    out = tmp_path / "made"
+    _cli(copy, "synth", str(out), "--specs", "60", *kind)
+    data = ["--mirrors-file", str(out / "mirrors.yaml")] if kind else ["--data", str(out)]
+    query = "{ specs(first: 1000) { totalCount nodes { archFamily target { name } } } }"
+    specs = json.loads(_cli(copy, "query", query, *data))["data"]["specs"]
+    assert 60 <= specs["totalCount"] == len(specs["nodes"])
+    assert all(n["archFamily"] == _family(n["target"]["name"]) for n in specs["nodes"])
