@@ -1,14 +1,24 @@
 """What a spec is apart from its hash and its dependencies, each attribute declared once.
 
-``ATTRIBUTES`` has one row per attribute of a spec's own: how a page row and a
-spec node (spec files, mirror indices, lockfiles) give it, how a spec string
-shows it, how far apart two specs that differ in it are, and whether its values
-are nodes of the graph. The readers, the store's column, table and index of
-each (graph/store), the graph's nodes and edges, ``SpecFilter``'s fields,
-filters, facets, counts, orders, spec strings, the lookalike key, likeness
-distances and the warnings about a hash listed twice derive from it; a test
-checks each row names a ``SpecRecord`` field.
+``ATTRIBUTES`` has one row per attribute of a spec's own: how a page row and a spec node
+(spec files, mirror indices, lockfiles) give it, how a spec string shows it, how far apart
+two specs that differ in it are, whether its values are nodes of the graph, its place in
+the lists that show attributes, its facet, whether spec lists order by it and searches look
+inside it, and what the page generator writes for it. Adding an attribute is adding a row
+(and its reader functions, here); everything else derives from the table:
 
+- ``SpecRecord``'s and ``SpecQuery``'s fields (``with_attributes``), the readers (page rows,
+  spec nodes, the rebuilt site's data), the store's column, table and index of each
+  (graph/store), the graph's nodes and edges, the example graph's columns;
+- the orderings (``ORDERED``: ``ORDER_KEYS``, GraphQL's ``SpecOrderField``), facets and
+  counts (``graph.questions.facets.FACETS``, GraphQL's ``Facets``), the search's attribute
+  words (``SEARCHED``), the lookalike key and likeness distances (``WEIGHTS``), the warnings
+  about a hash listed twice;
+- GraphQL's ``Spec`` fields of plain values and ``SpecFilter``'s fields (schema/specs.py),
+  spec strings, the ``--json`` columns of ``cachegraph find`` (cachegraph/printing.py) and
+  what ``cachegraph synth`` writes (cachegraph/synth.py).
+
+tests/graph/test_new_attribute.py adds a row to a copy of the package and finds it in each.
 Its order is the spec string's: ``package@version%compiler+variants
 arch=platform-os-target``.
 """

@@ -34,7 +34,6 @@ ROW = """    Attribute(
         node=lambda n: _family(_arch(n, "target")),
         shown=" family={}".format,
         weight=None,
-        graph_node=False,
         place=3.5,
         doc="The archspec family of the target.",
         facet="Target families.",
@@ -153,3 +152,28 @@ def test_generated_data_has_it(copy, tmp_path, kind):
     specs = json.loads(_cli(copy, "query", query, *data))["data"]["specs"]
     assert 60 <= specs["totalCount"] == len(specs["nodes"])
     assert all(n["archFamily"] == _family(n["target"]["name"]) for n in specs["nodes"])
+
+
+def test_the_example_graph_and_the_networkx_view_have_it(copy):
+    """The docstrings' example graph gives it, and each value is a node of the graph with an
+    edge from each spec that has it."""
+    code = """if True:
+        import json
+        from cachegraph.graph.store.example import example_graph
+        G = example_graph()
+        specs = list(G.all_specs())
+        print(json.dumps({
+            "specs": [(s.hash, s.target, s.arch_family) for s in specs],
+            "succ": {s.hash: [v for k, v in G.succ["spec", s.hash] if k == "arch_family"]
+                     for s in specs},
+            "pred": {v: sorted(h for _, h in G.pred["arch_family", v])
+                     for v in {s.arch_family for s in specs}},
+        }))"""
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=copy, env=env, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    found = json.loads(done.stdout)
+    assert {family for _, _, family in found["specs"]} == {"x86_64"}
+    assert all(family == _family(target) for _, target, family in found["specs"])
+    assert found["succ"] == {hash: [family] for hash, _, family in found["specs"]}
+    assert found["pred"] == {"x86_64": sorted(hash for hash, _, _ in found["specs"])}
