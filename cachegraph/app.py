@@ -75,6 +75,7 @@ class Service:
             validators=settings.validators(),
             documents=settings.documents(self.metrics.registry),
             tracing=self.tracing,
+            admin_token=self.token,
         )
 
     def observe(self, outcome: Outcome) -> None:

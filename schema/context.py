@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cachegraph.graph.questions import paths
 from cachegraph.graph.store.view import CacheGraph
 from strawberry.types import ExecutionResult, Info
 
@@ -30,11 +31,25 @@ class Context:
     spent: Spent | None = None
     #: The request's tracer (cachegraph.execution.tracing), when the server traces.
     tracing: Any = None
+    #: Whether the client is the server's admin (its admin token as a bearer), who sees the
+    #: server's paths as the operator gave them.
+    admin: bool = False
 
 
 def graph(info: Info) -> CacheGraph:
     """The graph this request started on; a reload mid-request does not change it."""
     return info.context.graph
+
+
+def shown_path(info: Info, path: str) -> str:
+    """A path as this client may see it: as given to an admin, else without the server's
+    folders (``graph.questions.paths``)."""
+    return path if info.context.admin else paths.public_path(graph(info), path)
+
+
+def shown_text(info: Info, text: str) -> str:
+    """A message as this client may see it: its paths shown as ``shown_path`` shows them."""
+    return text if info.context.admin else paths.public_text(graph(info), text)
 
 
 def warn(info: Info, message: str) -> None:

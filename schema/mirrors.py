@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from cachegraph.graph.questions import mirrors as holdings
+from cachegraph.graph.sources.locations import is_url
 from cachegraph.graph.sources.remote import MirrorWatch
 from cachegraph.graph.store.records import MirrorInfo
 from strawberry.types import Info
 
-from .context import graph
+from .context import graph, shown_path, shown_text
 from .cost import cost
 from .named import Named
 from .nodes import Node, global_id
@@ -68,8 +69,8 @@ class MirrorFreshness:
         return self.watch.stale
 
     @strawberry.field(description="What failed at the last check; null when it succeeded.")
-    def error(self) -> str | None:
-        return self.watch.error or None
+    def error(self, info: Info) -> str | None:
+        return shown_text(info, self.watch.error) if self.watch.error else None
 
     @strawberry.field(description="Checks made since the server started.")
     def checks(self) -> int:
@@ -86,9 +87,6 @@ class Mirror(Node):
     name: str = strawberry.field(
         description="Unique among the loaded mirrors: given by the user, or derived from its "
         "tag and stack."
-    )
-    location: str = strawberry.field(
-        description="Where it was read from, as given: a path, or a URL (without credentials)."
     )
     layout: str = strawberry.field(
         description="The build-cache layout: 'v2' (build_cache/index.json), 'v3' "
@@ -111,11 +109,22 @@ class Mirror(Node):
         return isinstance(obj, MirrorInfo | cls)
 
     @strawberry.field(
-        description="Its root as a URL, as `spack mirror add NAME URL` wants it (the folder "
-        "holding build_cache/ or v3/; a local path as a file:// URL)."
+        description="Where it was read from: a URL (without credentials) as given; a path of "
+        "the server's disk below the mirror's name (as given only to the admin, whose token is "
+        "the request's bearer)."
     )
-    def url(self: MirrorInfo) -> str:
-        return holdings.mirror_url(self)
+    def location(self: MirrorInfo, info: Info) -> str:
+        return shown_path(info, self.location)
+
+    @strawberry.field(
+        description="Its root as a URL, as `spack mirror add NAME URL` wants it (the folder "
+        "holding build_cache/ or v3/). A mirror on the server's disk: its file:// URL to the "
+        "admin, its name to others (it is not theirs to add)."
+    )
+    def url(self: MirrorInfo, info: Info) -> str:
+        if info.context.admin or is_url(self.location):
+            return holdings.mirror_url(self)
+        return self.name
 
     # Resolvers get the MirrorInfo as ``self``.
     @strawberry.field

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 
 import strawberry
 from cachegraph.graph.questions import status
 from strawberry.types import Info
 
-from .context import graph
+from .context import graph, shown_path, shown_text
 from .cost import PAGE, cost
 
 
@@ -41,7 +43,9 @@ class LoadStatus:
     error_count: int
     warning_count: int
     paths: list[str] = strawberry.field(
-        metadata=cost(items=10), description="The pages, spec files and folders read."
+        metadata=cost(items=10),
+        description="The pages, spec files and folders read (as given to the admin, by name "
+        "to others: see `Mirror.location`).",
     )
     bundled: bool = strawberry.field(
         description="Whether this is the bundled data, served because no data was given."
@@ -53,6 +57,9 @@ class LoadStatus:
         description="Whether the data was read from the snapshot (no data file had changed)."
     )
     report: strawberry.Private[object]
+    #: a path and a message as the client may see them (``context.shown_path``)
+    shown: strawberry.Private[Callable[[str], str]]
+    shown_text: strawberry.Private[Callable[[str], str]]
 
     @strawberry.field(
         description="The load's problems in their order (paged by offset): of one severity, or "
@@ -65,9 +72,10 @@ class LoadStatus:
         first: int = 50,
         offset: int = 0,
     ) -> LoadProblemPage:
-        found = status.load_problems(self.report, severity, under)
+        found = status.load_problems(self.report, severity, under, shown=self.shown)
         first, offset = max(0, min(first, 1000)), max(0, offset)
-        page = [LoadProblem(path=p.path, message=p.message, line=p.line, severity=p.severity)
+        page = [LoadProblem(path=self.shown(p.path), message=self.shown_text(p.message),
+                            line=p.line, severity=p.severity)
                 for p in found[offset : offset + first]]  # fmt: skip
         return LoadProblemPage(total_count=len(found), nodes=page)
 
@@ -89,7 +97,9 @@ class StatusQueries:
             finished=datetime.fromtimestamp(loaded.finished, UTC).isoformat(timespec="seconds"),
             pages=r.pages, spec_files=r.spec_files, indices=r.indices, mirrors=r.mirrors,
             records=r.records, specs=r.specs, unresolved=r.unresolved, error_count=errors,
-            warning_count=len(r.problems) - errors, paths=list(loaded.paths),
-            bundled=loaded.bundled, snapshot=loaded.snapshot or None,
+            warning_count=len(r.problems) - errors,
+            paths=[shown_path(info, p) for p in loaded.paths], bundled=loaded.bundled,
+            snapshot=shown_path(info, loaded.snapshot) if loaded.snapshot else None,
             from_snapshot=loaded.from_snapshot, report=r,
+            shown=partial(shown_path, info), shown_text=partial(shown_text, info),
         )  # fmt: skip

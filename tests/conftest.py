@@ -78,13 +78,15 @@ def data_graph(shared_data: Path) -> CacheGraph:
     return load([shared_data])[0]
 
 
-def execute(graph: CacheGraph, query: str, variables: dict | None = None) -> dict:
+def execute(
+    graph: CacheGraph, query: str, variables: dict | None = None, admin: bool = False
+) -> dict:
     """The JSON a client gets: data, errors as messages, and extensions when there are any.
 
     Every query also goes through the direct path (``cachegraph.execution.compiled``) when it
     has a Plan, which must give the same data, or no answer when there are errors.
     """
-    context = Context(graph)
+    context = Context(graph, admin=admin)
     result = schema.execute_sync(query, variable_values=variables, context_value=context)
     if not result.errors or any(e.path for e in result.errors):  # valid: executed
         plan = compiled.plan(schema, parse(query), None)

@@ -28,6 +28,7 @@ variables or answers evict each other, never grow the process.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import time
 import weakref
 from collections.abc import Callable
@@ -121,6 +122,7 @@ class Executor:
         validators: Validators | None = None,
         documents: Documents | None = None,
         tracing: Tracing | None = None,
+        admin_token: str | None = None,
     ) -> None:
         if Prechecked not in schema.extensions:
             raise ValueError("build the schema with execution.schema_extensions(limits)")
@@ -138,6 +140,8 @@ class Executor:
         self.validators = validators or Validators()
         self.documents = documents or Documents(registry=self.metrics.registry)
         self.tracing = tracing
+        #: the bearer token whose requests are the admin's (None: no one's are)
+        self.admin = f"Bearer {admin_token}".encode() if admin_token else None
         self.versions = DataVersions(_schema_salt(schema))
 
     # -- HTTP ------------------------------------------------------------------------
@@ -168,6 +172,7 @@ class Executor:
 
     async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         media = response_media_type(request.headers.get("accept", ""))
+        admin = self._from_admin(request)
         try:
             given, batch, small = await self._operations(request)
             ends = time.monotonic() + self.timeout  # the request's, not each operation's
@@ -179,12 +184,14 @@ class Executor:
                 resolved, tag = self._resolved(given, version)
             else:  # hashing megabytes of text: not on the loop
                 resolved, tag = await anyio.to_thread.run_sync(self._resolved, given, version)
+            if admin:  # their answers show the server's paths: neither validated nor kept
+                tag = None
             if tag is not None and media == GRAPHQL_RESPONSE:  # another representation
                 tag = tag[:-1] + '-g"'
             if tag is not None and matches(request.headers.get("if-none-match"), tag):
                 return self.validators.not_modified(request.method, tag)
             payloads = [
-                await self._payload(op, graph, request.method, small, ends)
+                await self._payload(op, graph, request.method, small, ends, admin)
                 if isinstance(op, Operation)
                 else op
                 for op in resolved
@@ -197,7 +204,16 @@ class Executor:
         if media == GRAPHQL_RESPONSE and not batch:
             payloads[0], status = _as_graphql_response(payloads[0])
         body = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
-        return self.validators.respond(request.method, tag, body, payloads, status, media)
+        response = self.validators.respond(request.method, tag, body, payloads, status, media)
+        if admin:
+            response.headers["cache-control"] = "private, no-store"
+        return response
+
+    def _from_admin(self, request: Request) -> bool:
+        """Whether the request carries the admin token as its bearer."""
+        if self.admin is None or "authorization" not in request.headers:
+            return False
+        return hmac.compare_digest(request.headers["authorization"].encode(), self.admin)
 
     def _resolved(
         self, given: list[Operation], version: str
@@ -248,17 +264,23 @@ class Executor:
         return [_operation(v) for v in value], True, small
 
     async def _payload(
-        self, op: Operation, graph: CacheGraph, method: str, small: bool, ends: float
+        self,
+        op: Operation,
+        graph: CacheGraph,
+        method: str,
+        small: bool,
+        ends: float,
+        admin: bool = False,
     ) -> bytes:
         """The operation's answer as JSON: kept, computed on the loop, or in a thread;
         the timeout error, not run, once the request's deadline ``ends`` has passed."""
-        context = Context(graph, request_id.get())
+        context = Context(graph, request_id.get(), admin=admin)
         # A large request is neither looked up nor kept: keying it (its variables encoded
         # with sorted keys) holds the interpreter lock about a quarter as long again as
         # parsing it, for an answer rarely asked again (a lockfile's coverage).
         key = None
         if small:
-            key = self.responses.key(method, op)
+            key = None if admin else self.responses.key(method, op)
             checks = mirror_checks(graph)
             if checks and key is not None:  # remote mirrors' freshness changes between reloads
                 key = (*key[:-1], f"{key[-1]}#{checks}")

@@ -154,8 +154,13 @@ class Validators:
             return {"cache-control": "no-store"} if method == "GET" else {}
         if method != "GET":
             return {"etag": tag}
-        # The media type answered follows Accept (GraphQL over HTTP): a cache keeps each.
-        return {"etag": tag, "cache-control": f"public, max-age={self.max_age}", "vary": "Accept"}
+        # The media type answered follows Accept (GraphQL over HTTP): a cache keeps each; the
+        # admin's answer (by its bearer) is another, never kept.
+        return {
+            "etag": tag,
+            "cache-control": f"public, max-age={self.max_age}",
+            "vary": "Accept, Authorization",
+        }
 
     def respond(
         self,

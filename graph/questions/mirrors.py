@@ -90,6 +90,18 @@ def mirror_url(mirror: MirrorInfo) -> str:
     """
     if is_url(mirror.location):  # a remote mirror: its root URL, as given
         return mirror.location
+    return local_root(mirror).as_uri()
+
+
+def local_root(mirror: MirrorInfo) -> PurePosixPath:
+    """A local mirror's root folder, absolute: the one holding ``build_cache/`` or ``v3/``.
+
+    >>> from cachegraph.graph.store.example import example_graph
+    >>> from dataclasses import replace
+    >>> info = example_graph().mirrors["develop/e4s"]
+    >>> local_root(replace(info, location="/srv/e4s/build_cache/index.json"))
+    PurePosixPath('/srv/e4s')
+    """
     path = PurePosixPath(mirror.location)
     if mirror.layout == "v2":
         if path.suffix == ".json":
@@ -98,7 +110,7 @@ def mirror_url(mirror: MirrorInfo) -> str:
             path = path.parent
     if not path.is_absolute():  # read from the server's folder
         path = PurePosixPath(os.path.abspath(path))
-    return path.as_uri()
+    return path
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ snapshot it started from -- the facts of an admin's status view."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..sources.reader import LoadReport, Problem
@@ -83,8 +84,10 @@ def load_problems(
     report: LoadReport,
     severity: str | None = None,
     under: str | None = None,
+    shown: Callable[[str], str] | None = None,
 ) -> list[Problem]:
-    """The problems of a load, in their order: of one severity, under one path, when given.
+    """The problems of a load, in their order: of one severity, under one path, when given
+    (a path as ``shown`` shows it to the client, when given).
 
     Parameters
     ----------
@@ -108,11 +111,14 @@ def load_problems(
     (['m/index.json', 'p.md'], ['m/index.json'])
     >>> [p.message for p in load_problems(report, under="m")]
     ['broken']
+    >>> [p.message for p in load_problems(report, under="e4s", shown=lambda p: "e4s/" + p)]
+    ['broken', 'odd']
     """
     return [
         p
         for p in report.problems
-        if (severity is None or p.severity == severity) and (under is None or _under(p.path, under))
+        if (severity is None or p.severity == severity)
+        and (under is None or _under(shown(p.path) if shown else p.path, under))
     ]
 
 

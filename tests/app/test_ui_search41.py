@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from cachegraph.sources import bundled
 from tests.app.test_ui import Watched
 from tests.browser import ask, serving
 
@@ -153,11 +154,12 @@ def test_the_picker_hides_a_column_and_restores_it_and_remembers(browser, origin
     assert restored == before
 
 
-def test_home_shows_no_server_path_the_status_view_does(browser, origin):
-    """The bundled mirrors are folders on the server: home (every visitor's) names none of
-    their paths; the status view (the operators') gives each."""
-    locations = [m["location"] for m in ask(origin, "{ mirrors { location } }")["mirrors"]]
-    assert locations and all(loc.startswith("/") for loc in locations)
+def test_no_view_shows_a_server_path_the_status_view_names_each_mirror(browser, origin):
+    """The bundled mirrors are folders on the server: home (every visitor's) says so, the
+    status view shows each under its mirror's name; neither names a path of the server's
+    disk (issue 38: those are the admin's only)."""
+    mirrors = ask(origin, "{ mirrors { name location } }")["mirrors"]
+    assert mirrors and all(m["location"].startswith(m["name"] + "/") for m in mirrors)
     watched = Watched(browser, origin)
     watched.open("/")
     watched.settled()
@@ -168,6 +170,6 @@ def test_home_shows_no_server_path_the_status_view_does(browser, origin):
     watched.settled()
     status = watched.page.locator("main").inner_text()
     watched.check_and_close()
-    assert not [loc for loc in locations if loc in home]
-    assert shown == ["on this server"] * len(locations)
-    assert all(loc in status for loc in locations)
+    assert shown == ["on this server"] * len(mirrors)
+    assert all(m["location"] in status for m in mirrors)
+    assert str(bundled()) not in home + status

@@ -44,7 +44,7 @@ def test_a_get_answer_carries_validators_and_a_repeat_with_its_etag_is_304(data:
         assert ETAG.fullmatch(tag), tag
         assert first.headers["cache-control"] == "public, max-age=300"
         # The media type follows Accept (GraphQL over HTTP): each its own representation.
-        assert first.headers["vary"] == "Accept, Origin"
+        assert first.headers["vary"] == "Accept, Authorization, Origin"
         other = get(client, STATS, accept="application/graphql-response+json")
         assert other.headers["content-type"] == "application/graphql-response+json; charset=utf-8"
         assert other.json() == ONE_PAGE and other.headers["etag"] == tag[:-1] + '-g"'

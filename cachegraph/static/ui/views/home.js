@@ -98,7 +98,7 @@ export default function Home({ params }) {
 }
 
 /** Where a mirror is, as every visitor may see it: a remote mirror's URL; a folder on the
- * server only as "on this server" (its path is the operators', shown by the status view). */
+ * server only as "on this server" (its path is for the admin only, by the admin token). */
 export function publicLocation(location) {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !/^file:/i.test(location)) return html`<code>${location}</code>`;
   return html`<span class="muted">on this server</span>`;

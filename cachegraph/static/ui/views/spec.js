@@ -28,8 +28,10 @@ import { withParams } from "./search.js";
 export function Commands({ hash, name, mirrors, tag }) {
   const what = hash ? `/${hash}` : name;
   const publicCache = tag || "develop";
+  // A mirror on the server's disk comes without its path (the admin's only): nothing to add.
+  const onDisk = mirrors.filter((m) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(m.url));
   const adds = mirrors.length
-    ? mirrors.flatMap((m) =>
+    ? mirrors.filter((m) => !onDisk.includes(m)).flatMap((m) =>
         m.signed
           ? [shellCommand("spack", "mirror", "add", m.name, m.url)]
           : [shellCommand("spack", "mirror", "add", "--unsigned", m.name, m.url)],
@@ -41,6 +43,7 @@ export function Commands({ hash, name, mirrors, tag }) {
       ? `Add ${mirrors.length === 1 ? "the mirror" : `one of the ${mirrors.length} mirrors`} holding it${signed ? "; trust the keys of a signed one" : " (unsigned: added with --unsigned)"}:`
       : "Add the public build cache of its tag (the cache pages name no mirror), and trust its keys:"}</p>
     ${mirrors.filter((m) => m.errors).map((m) => html`<p class="hint">${m.name}<${MirrorMark} mirror=${m} /></p>`)}
+    ${onDisk.map((m) => html`<p class="hint" data-testid="on-disk">${m.name} is a folder on the server's disk: ask its operator for a copy, then <code>spack mirror add${m.signed ? "" : " --unsigned"} ${m.name} PATH-OF-THE-COPY</code>.</p>`)}
     ${adds.map((text) => html`<${Command} text=${text} />`)}
     ${signed ? html`<${Command} text=${shellCommand("spack", "buildcache", "keys", "--install", "--trust")} />` : null}
     <p>then install it from the cache only:</p>
