@@ -96,6 +96,18 @@ def mirror_url(mirror: MirrorInfo) -> str:
 def local_root(mirror: MirrorInfo) -> PurePosixPath:
     """A local mirror's root folder, absolute: the one holding ``build_cache/`` or ``v3/``.
 
+    Parameters
+    ----------
+    mirror : MirrorInfo
+        A local mirror.
+
+    Returns
+    -------
+    root : PurePosixPath
+        The absolute folder holding ``build_cache/`` or ``v3/``.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> from dataclasses import replace
     >>> info = example_graph().mirrors["develop/e4s"]

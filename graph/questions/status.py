@@ -97,6 +97,9 @@ def load_problems(
         Only ``error`` or ``warning`` problems; None: both.
     under : str or None, optional
         Only problems of this path or a path under it.
+    shown : callable or None, optional
+        A path as the client sees it (``paths.public_path``); ``under`` is compared with
+        that. None: as the report has it.
 
     Returns
     -------
