@@ -18,6 +18,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # starts processes: the copy's CLI
+
 #: the reader function, placed before the table
 READER = '''
 def _family(target: str) -> str:
@@ -52,7 +54,7 @@ def _family(target: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def copy(tmp_path_factory) -> Path:
+def added(tmp_path_factory) -> Path:
     """The package laid out as installed (cachegraph/, with graph/, schema/, seeds/ in it),
     its attribute table given one more row."""
     root = tmp_path_factory.mktemp("added")
@@ -70,27 +72,27 @@ def copy(tmp_path_factory) -> Path:
     return root
 
 
-def _cli(copy: Path, *args: str) -> str:
+def _cli(added: Path, *args: str) -> str:
     """The copy's CLI: its own modules first on the path, through the environment."""
-    env = {**os.environ, "PYTHONPATH": str(copy), "CACHEGRAPH_LOG_LEVEL": "error"}
+    env = {**os.environ, "PYTHONPATH": str(added), "CACHEGRAPH_LOG_LEVEL": "error"}
     code = "import sys; from cachegraph.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=copy, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code, *args], cwd=added, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def test_the_copy_is_the_one_imported(copy):
-    env = {**os.environ, "PYTHONPATH": str(copy)}
+def test_the_copy_is_the_one_imported(added):
+    env = {**os.environ, "PYTHONPATH": str(added)}
     code = "import cachegraph.graph.attributes as a; print(a.__file__)"
-    done = subprocess.run([sys.executable, "-c", code], cwd=copy, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code], cwd=added, env=env, capture_output=True,
                           text=True, check=True)  # fmt: skip
-    assert Path(done.stdout.strip()) == copy / "cachegraph" / "graph" / "attributes.py"
+    assert Path(done.stdout.strip()) == added / "cachegraph" / "graph" / "attributes.py"
 
 
-def test_the_schema_has_it(copy):
-    schema = _cli(copy, "export-schema")
+def test_the_schema_has_it(added):
+    schema = _cli(added, "export-schema")
     blocks = {block.split(" {")[0]: block for block in schema.split("\n}\n")}
 
     def block(name: str) -> str:
@@ -108,8 +110,8 @@ SPECS = """{ specs(first: 1000) { totalCount nodes { hash archFamily specString
   target { name } } } }"""
 
 
-def test_each_spec_has_it_in_its_fields_and_spec_string(copy):
-    specs = json.loads(_cli(copy, "query", SPECS))["data"]["specs"]
+def test_each_spec_has_it_in_its_fields_and_spec_string(added):
+    specs = json.loads(_cli(added, "query", SPECS))["data"]["specs"]
     nodes = specs["nodes"]
     assert 100 < len(nodes) == specs["totalCount"]  # every spec, on one page
     for node in nodes:
@@ -118,15 +120,15 @@ def test_each_spec_has_it_in_its_fields_and_spec_string(copy):
         assert node["specString"].endswith(f" family={family}")
 
 
-def test_filters_facets_and_orderings_have_it(copy):
-    nodes = json.loads(_cli(copy, "query", SPECS))["data"]["specs"]["nodes"]
+def test_filters_facets_and_orderings_have_it(added):
+    nodes = json.loads(_cli(added, "query", SPECS))["data"]["specs"]["nodes"]
     families = Counter(_family(n["target"]["name"]) for n in nodes)
     assert len(families) >= 2
     query = """{ facets { archFamilies { value count } }
       aarch64: specs(filter: {archFamily: "aarch64"}) { totalCount }
       ordered: specs(first: 1000, orderBy: [{field: ARCH_FAMILY, direction: DESC}]) {
         nodes { archFamily } } }"""
-    data = json.loads(_cli(copy, "query", query))["data"]
+    data = json.loads(_cli(added, "query", query))["data"]
     assert data["facets"]["archFamilies"] == [
         {"value": v, "count": n} for v, n in sorted(families.items(), key=lambda i: (-i[1], i[0]))
     ]
@@ -135,8 +137,8 @@ def test_filters_facets_and_orderings_have_it(copy):
     assert ordered == sorted(ordered, reverse=True) and len(ordered) == len(nodes)
 
 
-def test_the_cli_prints_it(copy):
-    records = json.loads(_cli(copy, "find", "zlib", "--json"))
+def test_the_cli_prints_it(added):
+    records = json.loads(_cli(added, "find", "zlib", "--json"))
     assert records
     for record in records:
         assert record["arch_family"] == _family(record["target"])
@@ -144,17 +146,17 @@ def test_the_cli_prints_it(copy):
 
 
 @pytest.mark.parametrize("kind", [(), ("--mirror",)], ids=["pages", "mirrors"])
-def test_generated_data_has_it(copy, tmp_path, kind):
+def test_generated_data_has_it(added, tmp_path, kind):
     out = tmp_path / "made"
-    _cli(copy, "synth", str(out), "--specs", "60", *kind)
+    _cli(added, "synth", str(out), "--specs", "60", *kind)
     data = ["--mirrors-file", str(out / "mirrors.yaml")] if kind else ["--data", str(out)]
     query = "{ specs(first: 1000) { totalCount nodes { archFamily target { name } } } }"
-    specs = json.loads(_cli(copy, "query", query, *data))["data"]["specs"]
+    specs = json.loads(_cli(added, "query", query, *data))["data"]["specs"]
     assert 60 <= specs["totalCount"] == len(specs["nodes"])
     assert all(n["archFamily"] == _family(n["target"]["name"]) for n in specs["nodes"])
 
 
-def test_the_example_graph_and_the_networkx_view_have_it(copy):
+def test_the_example_graph_and_the_networkx_view_have_it(added):
     """The docstrings' example graph gives it, and each value is a node of the graph with an
     edge from each spec that has it."""
     code = """if True:
@@ -169,8 +171,8 @@ def test_the_example_graph_and_the_networkx_view_have_it(copy):
             "pred": {v: sorted(h for _, h in G.pred["arch_family", v])
                      for v in {s.arch_family for s in specs}},
         }))"""
-    env = {**os.environ, "PYTHONPATH": str(copy)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=copy, env=env, capture_output=True,
+    env = {**os.environ, "PYTHONPATH": str(added)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=added, env=env, capture_output=True,
                           text=True, check=True)  # fmt: skip
     found = json.loads(done.stdout)
     assert {family for _, _, family in found["specs"]} == {"x86_64"}
