@@ -268,14 +268,15 @@ def dependency_path(G: CacheGraph, source: str, target: str) -> list[SpecRecord]
     G : CacheGraph
         The loaded graph: its columnar store, and the memo its answers are kept in.
     source : str
-        The full hash of the spec the chain starts from.
+        The spec the chain starts from: a full hash or a unique prefix (``spec_by_hash``).
     target : str
-        The full hash of the spec it ends at.
+        The spec it ends at, the same way.
 
     Returns
     -------
     path : list of SpecRecord or None
-        The specs of the chain, both ends included; None when there is none.
+        The specs of the chain, both ends included; None when there is none or either
+        spec is unknown.
 
     Examples
     --------

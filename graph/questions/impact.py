@@ -42,7 +42,8 @@ def impact(G: CacheGraph, text: str, tag: str | None = None) -> Impact:
     Returns
     -------
     impact : Impact
-        The specs with such a node in their DAG, and what they come to.
+        The ranks of the specs reached (in spec order), their counts by package and by
+        stack, and the warnings.
 
     Examples
     --------
