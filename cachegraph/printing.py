@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import groupby
 
-from cachegraph.graph.questions.coverage import Coverage, Entry
+from cachegraph.graph.attributes import ATTRIBUTES
+from cachegraph.graph.questions.coverage import Coverage, Entry, dependents_in
 from cachegraph.graph.questions.dependencies import dependency_edges
 from cachegraph.graph.questions.likeness import Difference, Nearness
 from cachegraph.graph.sources.lockfiles import Environment
@@ -134,17 +135,19 @@ def listing(
     return "\n".join(lines)
 
 
+#: the JSON keys that are not the attribute's name
+_JSON_NAMES = {"package": "name"}
+
+
 def record(spec: SpecRecord) -> dict:
-    """One spec as ``--json`` prints it."""
+    """One spec as ``--json`` prints it: its hash, its attributes (graph.attributes), the
+    one-valued ones first, then where it is."""
     return {
         "hash": spec.hash,
-        "name": spec.package,
-        "version": spec.version,
-        "compiler": spec.compiler,
-        "platform": spec.platform,
-        "os": spec.os,
-        "target": spec.target,
-        "variants": list(spec.variants),
+        **{
+            _JSON_NAMES.get(a.name, a.name): getattr(spec, a.name) for a in ATTRIBUTES if not a.many
+        },
+        **{a.name: list(getattr(spec, a.name)) for a in ATTRIBUTES if a.many},
         "size": spec.size,
         "mirrors": sorted(spec.mirrors),
         "stacks": {tag: sorted(stacks) for tag, stacks in sorted(spec.stacks.items())},
@@ -186,33 +189,6 @@ def terminal_text(text: str) -> str:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def dependents_in(env: Environment) -> dict[str, int]:
-    """How many specs of the environment depend on each, directly or not: the misses that
-    hold most of it back rank first.
-
-    >>> env = Environment(4, ("a",), {"a": None, "b": None, "c": None},
-    ...                   {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
-    >>> dependents_in(env)
-    {'a': 0, 'b': 1, 'c': 2}
-    """
-    users: dict[str, list[str]] = {h: [] for h in env.specs}
-    for hash, deps in env.dependencies.items():
-        for _, dep in deps:
-            if dep in users and dep != hash:
-                users[dep].append(hash)
-    counts = {}
-    for hash in env.specs:
-        seen: set[str] = set()
-        todo = list(users[hash])
-        while todo:
-            user = todo.pop()
-            if user not in seen:
-                seen.add(user)
-                todo.extend(users[user])
-        counts[hash] = len(seen)
-    return counts
 
 
 @dataclass(frozen=True)

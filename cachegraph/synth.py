@@ -14,6 +14,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from cachegraph.graph.attributes import ATTRIBUTES
+
 STACKS = [
     "aws-ahug",
     "aws-ahug-aarch64",
@@ -87,6 +89,8 @@ VARIANTS = [
     "generator=make",
 ]
 _HASH_CHARS = "abcdefghijklmnopqrstuvwxyz234567"
+#: the attributes (graph.attributes) whose rows say what this generator writes for them
+SAMPLED = [a for a in ATTRIBUTES if a.sample is not None]
 
 
 def _hash(rng: random.Random) -> str:
@@ -96,7 +100,7 @@ def _hash(rng: random.Random) -> str:
 def _record(rng: random.Random, package_variants: list[str], versions: list[str]) -> dict:
     platform, os, targets = rng.choice(PLATFORMS)
     stacks = ["root", *rng.sample(STACKS, rng.randint(1, 3))]
-    return {
+    row = {
         "compiler": rng.choice(COMPILERS),
         "hash": _hash(rng),
         "os": os,
@@ -107,6 +111,9 @@ def _record(rng: random.Random, package_variants: list[str], versions: list[str]
         "variants": sorted(rng.sample(package_variants, rng.randint(1, len(package_variants)))),
         "versions": [rng.choice(versions)],
     }
+    for a in SAMPLED:  # an attribute this generator does not know of: its row's own sample
+        row[a.name] = a.sample(rng, row)
+    return row
 
 
 def _page(package: str, tag: str, records: list[dict]) -> str:
@@ -121,6 +128,7 @@ def _page(package: str, tag: str, records: list[dict]) -> str:
         "stacks": sorted({s for r in records for s in r["stacks"]}),
         "targets": sorted({r["target"] for r in records}),
         "versions": sorted({r["versions"][0] for r in records}),
+        **{a.facet_name: sorted({r[a.name] for r in records}) for a in SAMPLED if not a.many},
     }
     return (
         f'---\ntitle: "{package}"\nlayout: cache\ncategories: [package, {tag}]\n'

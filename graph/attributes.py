@@ -1,26 +1,39 @@
 """What a spec is apart from its hash and its dependencies, each attribute declared once.
 
-``ATTRIBUTES`` has one row per attribute of a spec's own: how a page row and a
-spec node (spec files, mirror indices, lockfiles) give it, how a spec string
-shows it, how far apart two specs that differ in it are, and whether its values
-are nodes of the graph. The readers, the store's column, table and index of
-each (graph/store), the graph's nodes and edges, ``SpecFilter``'s fields,
-filters, facets, counts, orders, spec strings, the lookalike key, likeness
-distances and the warnings about a hash listed twice derive from it; a test
-checks each row names a ``SpecRecord`` field.
+``ATTRIBUTES`` has one row per attribute of a spec's own: how a page row and a spec node
+(spec files, mirror indices, lockfiles) give it, how a spec string shows it, how far apart
+two specs that differ in it are, whether its values are nodes of the graph, its place in
+the lists that show attributes, its facet, whether spec lists order by it and searches look
+inside it, and what the page generator writes for it. Adding an attribute is adding a row
+(and its reader functions, here); everything else derives from the table:
 
+- ``SpecRecord``'s and ``SpecQuery``'s fields (``with_attributes``), the readers (page rows,
+  spec nodes, the rebuilt site's data), the store's column, table and index of each
+  (graph/store), the graph's nodes and edges, the example graph's columns;
+- the orderings (``ORDERED``: ``ORDER_KEYS``, GraphQL's ``SpecOrderField``), facets and
+  counts (``graph.questions.facets.FACETS``, GraphQL's ``Facets``), the search's attribute
+  words (``SEARCHED``), the lookalike key and likeness distances (``WEIGHTS``), the warnings
+  about a hash listed twice;
+- GraphQL's ``Spec`` fields of plain values and ``SpecFilter``'s fields (schema/specs.py),
+  spec strings, the ``--json`` columns of ``cachegraph find`` (cachegraph/printing.py) and
+  what ``cachegraph synth`` writes (cachegraph/synth.py).
+
+tests/graph/test_new_attribute.py adds a row to a copy of the package and finds it in each.
 Its order is the spec string's: ``package@version%compiler+variants
 arch=platform-os-target``.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 import re
 import reprlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from random import Random
 from typing import Any
 
 from .errors import BadRecord
@@ -194,9 +207,9 @@ def variant_text(variants: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Attribute:
-    """One attribute of a spec's own."""
+    """One attribute of a spec's own: a row of ``ATTRIBUTES``."""
 
-    #: the SpecRecord field, the index kind, the filter, facet and count name
+    #: the SpecRecord and SpecQuery field, the index kind, the filter, facet and count name
     name: str
     #: read from a page row; None: the page's own package
     page: Callable[[dict], Any] | None
@@ -216,14 +229,61 @@ class Attribute:
     #: whether its values are nodes of the graph, each spec an edge to its own (a version
     #: is no node: it means nothing apart from its package)
     graph_node: bool = True
+    #: a record's value may be None (a spec recorded without a compiler)
+    optional: bool = False
+    #: its place in the lists that show attributes by how often one looks for them (the
+    #: facets, the orderings, the Spec type's fields); the same place: in this table's order
+    place: float = math.inf
+    #: the Spec type shows it as a plain value (False: schema/specs.py resolves it to an
+    #: object of its own type: a Package, a Compiler, a Target)
+    field: bool = True
+    #: the Spec field's description
+    doc: str | None = None
+    #: the facet's description
+    facet: str = ""
+    #: the facet's name, when not the name and an ``s``
+    plural: str = ""
+    #: a spec list may be ordered by it
+    ordered: bool = False
+    #: a search word found inside one of its values matches the spec (graph.questions.search)
+    searched: bool = False
+    #: what the page generator (cachegraph/synth.py) writes for it in a row, given a random
+    #: generator and the row so far; None: the generator writes it already (package, version,
+    #: compiler, variants, platform, os, target), or ``page`` reads it from other keys
+    sample: Callable[[Random, dict], Any] | None = None
 
     @property
     def indexed(self) -> str:
         return self.key or self.name
 
+    @property
+    def facet_name(self) -> str:
+        """The facet's name: ``oss`` for ``os``, ``variants`` for ``variants``."""
+        return self.plural or (self.name if self.many else self.name + "s")
+
+    @property
+    def kind(self) -> str:
+        """What counts and facets call one value: ``variant`` for ``variants``."""
+        return self.name.removesuffix("s") if self.many else self.name
+
+    @property
+    def type(self) -> Any:
+        """A record's value: a string, a tuple of strings, or a string or None."""
+        return tuple[str, ...] if self.many else str | None if self.optional else str
+
 
 ATTRIBUTES: tuple[Attribute, ...] = (
-    Attribute("package", page=None, node=lambda n: text(n, "name"), shown=str, weight=None),
+    Attribute(
+        "package",
+        page=None,
+        node=lambda n: text(n, "name"),
+        shown=str,
+        weight=None,
+        place=0,
+        field=False,
+        facet="Package names.",
+        ordered=True,
+    ),
     Attribute(
         "version",
         page=_page_version,
@@ -231,6 +291,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         shown="@{}".format,
         weight=3.0,
         graph_node=False,
+        place=1,
+        facet="Versions, as recorded.",
+        ordered=True,
     ),
     Attribute(
         "compiler",
@@ -240,6 +303,12 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         weight=2.0,  # 1.0 when the other is of the same family (likeness.distance)
         key="compiler_key",
         description="Either form of the name; 'none' matches specs recorded without a compiler.",
+        optional=True,
+        place=2,
+        field=False,
+        facet="Compilers by normalized name; 'none' for specs built without one.",
+        ordered=True,
+        searched=True,
     ),
     Attribute(
         "variants",
@@ -250,6 +319,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         many=True,
         description="The spec has every one of these variant settings, as recorded.",
         graph_node=False,
+        place=6,
+        doc="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
+        "'amdgpu_target:=gfx90a'.",
+        facet="Variant settings as recorded ('+mpi', 'build_system=cmake').",
     ),
     Attribute(
         "platform",
@@ -257,6 +330,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         node=lambda n: _arch(n, "platform"),
         shown=" arch={}".format,
         weight=8.0,
+        place=5,
+        facet="Platforms.",
     ),
     Attribute(
         "os",
@@ -264,6 +339,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         node=lambda n: _arch(n, "platform_os"),
         shown="-{}".format,
         weight=4.0,
+        place=4,
+        facet="Operating systems.",
+        ordered=True,
+        searched=True,
     ),
     Attribute(
         "target",
@@ -271,6 +350,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         node=lambda n: _arch(n, "target"),
         shown="-{}".format,
         weight=2.0,  # 0.5 when the wanted target runs it (likeness.distance)
+        place=3,
+        field=False,
+        facet="Targets.",
+        ordered=True,
+        searched=True,
     ),
 )
 
@@ -281,6 +365,42 @@ NODE_KINDS: tuple[str, ...] = tuple(a.name for a in ATTRIBUTES if a.graph_node)
 #: The attributes two specs can differ in (every one but the package), and their weights
 WEIGHTS: dict[str, float] = {a.name: a.weight for a in ATTRIBUTES if a.weight is not None}
 COMPARED: tuple[str, ...] = tuple(WEIGHTS)
+#: The attributes by their place: how the facets, the orderings and the Spec type list them
+PLACED: tuple[Attribute, ...] = tuple(sorted(ATTRIBUTES, key=lambda a: a.place))
+#: The attributes a spec list may be ordered by, in their place
+ORDERED: tuple[str, ...] = tuple(a.name for a in PLACED if a.ordered)
+#: The attributes a search word may be inside of
+SEARCHED: tuple[str, ...] = tuple(a.name for a in ATTRIBUTES if a.searched)
+
+
+def with_attributes(*, query: bool = False) -> Callable[[type], type]:
+    """A class decorator, before ``@dataclass``: a field per attribute after the class's first
+    field (``SpecRecord``: after the hash), or before its own fields (``query``: ``SpecQuery``,
+    each an optional constraint, a list of values for ``many``).
+
+    >>> from dataclasses import dataclass, fields
+    >>> @dataclass
+    ... @with_attributes(query=True)
+    ... class Query:
+    ...     tag: str | None = None
+    >>> [f.name for f in fields(Query)]
+    ['package', 'version', 'compiler', 'variants', 'platform', 'os', 'target', 'tag']
+    """
+
+    def add(cls: type) -> type:
+        own = dict(inspect.get_annotations(cls))
+        first = {} if query else dict([next(iter(own.items()))])
+        declared = {}
+        for a in ATTRIBUTES:
+            if query:
+                declared[a.name] = tuple[str, ...] if a.many else str | None
+                setattr(cls, a.name, () if a.many else None)
+            else:
+                declared[a.name] = a.type
+        cls.__annotations__ = {**first, **declared, **own}
+        return cls
+
+    return add
 
 
 def spec_string(spec: Any) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from typing import Annotated
 
 import strawberry
+from cachegraph.graph.attributes import ATTRIBUTES
 from cachegraph.graph.questions import facets
 from strawberry.types import Info
 
@@ -38,27 +40,34 @@ def _values(name: str, description: str):
     return strawberry.field(resolver=resolve, description=description)
 
 
+#: The facets that are no attribute: their field names and descriptions
+OWN = {
+    "stack": ("stacks", "Stacks (in the tag, when one is given)."),
+    "mirror": ("mirrors", "Mirrors holding the specs."),
+}
+
+
+def _facet_fields(cls: type) -> type:
+    """Give Facets a field per facet, in ``graph.questions.facets.FACETS``' order: the
+    attributes' names and descriptions from their rows (graph.attributes)."""
+    named = {a.kind: (a.facet_name, a.facet) for a in ATTRIBUTES} | OWN
+    declared = {}
+    for kind in facets.FACETS:
+        name, description = named[kind]
+        declared[name] = list[FacetValue]
+        setattr(cls, name, _values(kind, description))
+    cls.__annotations__ = {**inspect.get_annotations(cls), **declared}
+    return cls
+
+
 @strawberry.type
+@_facet_fields
 class Facets:
     found: strawberry.Private[facets.Facets]
 
     @strawberry.field
     def spec_count(self) -> int:
         return self.found.spec_count
-
-    packages: list[FacetValue] = _values("package", "Package names.")
-    versions: list[FacetValue] = _values("version", "Versions, as recorded.")
-    compilers: list[FacetValue] = _values(
-        "compiler", "Compilers by normalized name; 'none' for specs built without one."
-    )
-    targets: list[FacetValue] = _values("target", "Targets.")
-    oss: list[FacetValue] = _values("os", "Operating systems.")
-    platforms: list[FacetValue] = _values("platform", "Platforms.")
-    stacks: list[FacetValue] = _values("stack", "Stacks (in the tag, when one is given).")
-    variants: list[FacetValue] = _values(
-        "variant", "Variant settings as recorded ('+mpi', 'build_system=cmake')."
-    )
-    mirrors: list[FacetValue] = _values("mirror", "Mirrors holding the specs.")
 
 
 @strawberry.type

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import enum
+import inspect
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
-from cachegraph.graph.attributes import ATTRIBUTES, SINGLE, spec_string
+from cachegraph.graph.attributes import ATTRIBUTES, PLACED, SINGLE, Attribute, spec_string
 from cachegraph.graph.questions import counts
 from cachegraph.graph.questions import dependencies as deps
 from cachegraph.graph.questions import mirrors as holdings
 from cachegraph.graph.questions.search import search as search_specs
 from cachegraph.graph.questions.specs import (
+    ORDER_KEYS,
     Host,
     SpecQuery,
     SpecSelection,
@@ -52,18 +54,30 @@ TRANSITIVE = "Every spec reached through any chain of such edges, not only direc
 
 # A Spec's objects are the graph's SpecRecords themselves: fields that are plain
 # record attributes need no resolver, which makes large pages several times faster.
+def _attribute_fields(cls: type) -> type:
+    """Give the Spec type a field per attribute it shows as a plain value (graph.attributes),
+    in their place, after the hash; ``versions`` follows ``version``."""
+    own = dict(inspect.get_annotations(cls))
+    declared = {"hash": own.pop("hash")}
+    for a in PLACED:
+        if a.field:
+            declared[a.name] = list[str] if a.many else a.type
+            setattr(cls, a.name, strawberry.field(description=a.doc, metadata=_cost(a)))
+        if a.name == "version":
+            declared["versions"] = own.pop("versions")
+    cls.__annotations__ = {**declared, **own}
+    return cls
+
+
+def _cost(a: Attribute) -> dict | None:
+    return cost(items=20) if a.many else None
+
+
 @strawberry.type
+@_attribute_fields
 class Spec(Node):
     hash: str = strawberry.field(description="The 32-character Spack hash.")
-    version: str
     versions: list[str] = strawberry.field(metadata=cost(items=10))
-    os: str
-    platform: str
-    variants: list[str] = strawberry.field(
-        metadata=cost(items=20),
-        description="Variant settings as recorded, e.g. 'backend=torch', '+tensile', '~ipo', "
-        "'amdgpu_target:=gfx90a'.",
-    )
     size: float | None = strawberry.field(
         description="The size of the spec's binary tarball in bytes; null when no source says."
     )
@@ -283,15 +297,8 @@ class HostInput:
     platform: str | None = None
 
 
-@strawberry.enum
-class SpecOrderField(enum.Enum):
-    PACKAGE = "package"
-    VERSION = "version"
-    COMPILER = "compiler"
-    TARGET = "target"
-    OS = "os"
-    SIZE = "size"
-    HASH = "hash"
+#: The orderings of a spec list: the attributes ordered by (graph.attributes), size, hash
+SpecOrderField = strawberry.enum(enum.Enum("SpecOrderField", {k.upper(): k for k in ORDER_KEYS}))
 
 
 @strawberry.enum

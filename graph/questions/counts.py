@@ -25,6 +25,24 @@ def counts_in(G: CacheGraph, ranks: np.ndarray, kinds: Iterable[str], tag: str |
     """Spec counts per value of each kind (an attribute, ``stack``, ``variant``,
     ``mirror``) among these specs, ``stack`` counting those in ``tag``.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    ranks : numpy.ndarray
+        The store ranks of the specs to count.
+    kinds : iterable of str
+        The kinds to count: attribute names, ``stack``, ``variant``, ``mirror``.
+    tag : str or None
+        The tag ``stack`` counts its stacks in; None: any tag.
+
+    Returns
+    -------
+    counts : dict
+        kind -> Counter of value -> how many of the specs have it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> found = counts_in(example_graph(), np.array([1, 2]), ["package", "variant"], None)
     >>> found["package"], found["variant"]["+mpi"]
@@ -54,6 +72,22 @@ def counts_in(G: CacheGraph, ranks: np.ndarray, kinds: Iterable[str], tag: str |
 def counts_in_tag(G: CacheGraph, tag: str, kinds: Iterable[str]) -> dict[str, Counter]:
     """Spec counts per value of each kind within one tag.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    tag : str
+        The tag whose specs are counted.
+    kinds : iterable of str
+        The kinds to count: attribute names, ``stack``, ``variant``, ``mirror``.
+
+    Returns
+    -------
+    counts : dict
+        kind -> Counter of value -> how many specs of the tag have it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> counts_in_tag(example_graph(), "develop", ["package"])
     {'package': Counter({'hdf5': 1, 'zlib': 1})}
@@ -72,6 +106,25 @@ def _scope_counts(G: CacheGraph, tag: str) -> dict[str, Counter]:
 def spec_count(G: CacheGraph, kind: str, name: str, tag: str | None = None) -> int:
     """How many specs have this package, compiler, target, stack... (in one tag).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    kind : str
+        ``package``, ``compiler`` (under its old and its current name alike), ``recorded compiler``,
+        ``target``, ``stack``, ``tag``...
+    name : str
+        A value of ``kind``: a package name, a stack name, a compiler...
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    count : int
+        How many specs (in the tag) have the value.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> spec_count(G, "package", "zlib"), spec_count(G, "package", "zlib", "develop")
@@ -94,6 +147,22 @@ def names_in_scope(G: CacheGraph, kind: str, tag: str | None = None) -> list[str
 
     ``none`` is never a compiler name.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    kind : str
+        What ``name`` names: ``package``, ``compiler``, ``target``, ``os``, ``stack``...
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    names : list of str
+        Sorted; compilers by Spack's current name, ``none`` left out.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> names_in_scope(G, "compiler"), names_in_scope(G, "stack", "develop")
@@ -113,6 +182,18 @@ def tag_names(G: CacheGraph) -> list[str]:
     """Every tag some spec is in or some mirror was given for, sorted: a mirror that failed
     to load still names its tag, with no specs, rather than have it vanish.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+
+    Returns
+    -------
+    tags : list of str
+        Sorted, memoized on ``G``.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> tag_names(example_graph())
     ['develop', 'v1']
@@ -137,6 +218,20 @@ class Stats:
 def stats(G: CacheGraph, tag: str | None = None) -> Stats:
     """Totals over everything loaded, or over one tag.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    stats : Stats
+        Counts of packages, specs, stacks, compilers, targets and tags.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> stats(example_graph())  # doctest: +NORMALIZE_WHITESPACE
     Stats(package_count=3, spec_count=5, stack_count=2, compiler_count=1, target_count=3,
@@ -157,6 +252,24 @@ def stats(G: CacheGraph, tag: str | None = None) -> Stats:
 def packages_with(G: CacheGraph, kind: str, name: str, tag: str | None = None) -> list[str]:
     """Sorted names of the packages with at least one spec of this stack, compiler, target...
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    kind : str
+        What ``name`` names: ``package``, ``compiler``, ``target``, ``os``, ``stack``...
+    name : str
+        A value of ``kind``: a package name, a stack name, a compiler...
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    packages : list of str
+        Sorted package names, kept on ``G``.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> packages_with(G, "stack", "ml"), packages_with(G, "target", "zen2")
@@ -192,6 +305,20 @@ class PackageQuery:
 def package_names(G: CacheGraph, q: PackageQuery) -> list[str]:
     """Sorted names of the packages matching every part of ``q``.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    q : PackageQuery
+        Name part or prefix, stack, compiler, target and tag, each when given.
+
+    Returns
+    -------
+    packages : list of str
+        Sorted package names.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> package_names(example_graph(), PackageQuery(name_contains="LI", tag="v1"))
     ['zlib']
@@ -215,6 +342,20 @@ def package_initials(G: CacheGraph, q: PackageQuery) -> list[tuple[str, int]]:
     """(first character, how many packages) of the packages matching ``q``, in order: the
     letters of a package index.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    q : PackageQuery
+        As ``package_names`` takes it.
+
+    Returns
+    -------
+    initials : list of (str, int)
+        (lower-case first character, how many packages), in order.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> package_initials(example_graph(), PackageQuery())
     [('g', 1), ('h', 1), ('z', 1)]
@@ -228,6 +369,20 @@ def package_initials(G: CacheGraph, q: PackageQuery) -> list[tuple[str, int]]:
 def package_exists(G: CacheGraph, name: str) -> bool:
     """Whether some spec is of this package.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A package name.
+
+    Returns
+    -------
+    exists : bool
+        Whether some loaded spec is of the package.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> package_exists(example_graph(), "zlib"), package_exists(example_graph(), "bzip2")
     (True, False)
@@ -251,6 +406,22 @@ class PackageFacts:
 def package_facts(G: CacheGraph, name: str, tag: str | None = None) -> PackageFacts:
     """What a package's page summarizes (in one tag).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A package name.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    facts : PackageFacts
+        Its spec count, versions, compilers, targets, oss, platforms and specs per stack.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> facts = package_facts(example_graph(), "zlib")
     >>> facts.versions, facts.targets, facts.stack_counts
@@ -281,6 +452,22 @@ def package_facts(G: CacheGraph, name: str, tag: str | None = None) -> PackageFa
 def tags_of(G: CacheGraph, kind: str, name: str) -> list[str]:
     """Sorted tags in which this package or stack has at least one spec.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    kind : str
+        ``package``, ``stack``, or another attribute.
+    name : str
+        A value of ``kind``.
+
+    Returns
+    -------
+    tags : list of str
+        Sorted.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> tags_of(example_graph(), "package", "hdf5"), tags_of(example_graph(), "stack", "ml")
     (['develop', 'v1'], ['develop'])
@@ -303,6 +490,18 @@ def precompute(G: CacheGraph) -> None:
     """Work out the whole-data answers (overlaps, counts, names) before the first request
     asks: each is memoized on the graph anyway; this moves their cost to the load.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+
+    Returns
+    -------
+    None
+        The answers are memoized on ``G``.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> precompute(G); ("overlaps", None) in G.memo

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .. import deadline
 from ..attributes import own_key
-from ..sources.lockfiles import Environment
+from ..sources.lockfiles import Environment, walk
 from ..store.records import SpecRecord
 from ..store.view import CacheGraph
 from .specs import SpecQuery, select_specs
@@ -76,6 +76,22 @@ EXTERNAL = "external: installed outside Spack, never from a cache"
 def held(spec: SpecRecord, tag: str | None, stacks: Sequence[str] | None) -> bool:
     """Whether a mirror or page holds the spec, in the tag and one of the stacks when given.
 
+    Parameters
+    ----------
+    spec : SpecRecord
+        A spec's record.
+    tag : str or None
+        The tag the spec must be in; None: any.
+    stacks : sequence of str or None
+        Stacks (of the tag) one of which must hold it, when given.
+
+    Returns
+    -------
+    held : bool
+        Whether it is held where asked.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> zlib = example_graph().spec("z" * 32)
     >>> held(zlib, "develop", None), held(zlib, "v1", ["ml"]), held(zlib, None, ["e4s"])
@@ -96,6 +112,25 @@ def coverage(
 ) -> Coverage:
     """Each concrete spec of ``env`` as a hit or a miss (roots first, then in file order).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    env : Environment
+        An environment as ``sources.lockfiles.read_lockfile`` reads a ``spack.lock``.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+    stacks : sequence of str or None, optional
+        Only the specs held in one of these stacks (when given and not empty).
+
+    Returns
+    -------
+    coverage : Coverage
+        An entry a concrete spec (hit, miss with its reason, or external) and the roots cached with
+        their whole DAG.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> wanted = {h * 32: G.spec(h * 32) for h in "az"} | {"x" * 32: G.spec("y" * 32)}
@@ -122,7 +157,9 @@ def coverage(
     ]
     hit = {e.hash for e in entries if e.spec is not None}
     cached_roots = tuple(
-        r for r in env.roots if r not in env.externals and _closure(env, r) - env.externals <= hit
+        r
+        for r in env.roots
+        if r not in env.externals and env.below(r).keys() - env.externals <= hit
     )
     return Coverage(tuple(entries), cached_roots)
 
@@ -133,6 +170,24 @@ def hashes_coverage(
 ) -> Coverage:  # fmt: skip
     """The same for a list of full hashes (no environment: no lookalikes, no roots).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hashes : sequence of str
+        Full hashes, each with or without a leading ``/``.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+    stacks : sequence of str or None, optional
+        Only the specs held in one of these stacks (when given and not empty).
+
+    Returns
+    -------
+    coverage : Coverage
+        An entry a distinct hash, in the order given; no roots.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> found = hashes_coverage(example_graph(), ["/" + "g" * 32, "b" * 32], tag="develop")
     >>> [e.reason for e in found.entries]  # doctest: +NORMALIZE_WHITESPACE
@@ -167,17 +222,26 @@ def _why(G, hash, spec, wanted, tag, stacks) -> str:
     return "not in any loaded mirror"
 
 
-def _closure(env: Environment, root: str) -> set[str]:
-    """The root and every spec of the environment below it.
+def dependents_in(env: Environment) -> dict[str, int]:
+    """How many specs of the environment depend on each, directly or not: the misses that
+    hold most of it back rank first.
 
-    >>> from cachegraph.graph.sources.lockfiles import Environment
-    >>> env = Environment(4, ("a",), {}, {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
-    >>> sorted(_closure(env, "a"))
-    ['a', 'b', 'c']
+    Parameters
+    ----------
+    env : Environment
+        An environment as ``sources.lockfiles.read_lockfile`` reads a ``spack.lock``.
+
+    Returns
+    -------
+    dependents : dict
+        DAG hash -> how many specs of the environment depend on it, directly or not.
+
+    Examples
+    --------
+    >>> env = Environment(4, ("a",), {"a": None, "b": None, "c": None},
+    ...                   {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
+    >>> dependents_in(env)
+    {'a': 0, 'b': 1, 'c': 2}
     """
-    seen, frontier = {root}, [root]
-    while frontier:
-        deadline.check()
-        frontier = [d for h in frontier for _, d in env.dependencies.get(h, ()) if d not in seen]
-        seen.update(frontier)
-    return seen
+    users = env.dependents()
+    return {hash: len(walk(users[hash], users.__getitem__)) for hash in env.specs}

@@ -50,6 +50,20 @@ def dependency_edges(
 ) -> list[tuple[SpecRecord, frozenset[str], frozenset[str]]]:
     """(dependency, deptypes, virtuals) of each direct dependency, in spec order.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hash : str
+        A spec's full DAG hash.
+
+    Returns
+    -------
+    edges : list of (SpecRecord, frozenset, frozenset)
+        (dependency, deptypes, virtuals) of each direct dependency, in spec order.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> [(s.package, sorted(t), sorted(v)) for s, t, v in dependency_edges(example_graph(),
     ...     "a" * 32)]
@@ -68,6 +82,24 @@ def dependencies(
     """The specs this spec depends on (of one deptype), in spec order; with ``transitive``,
     every node of its DAG but itself, reached through edges of that deptype.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hash : str
+        A spec's full DAG hash.
+    deptype : str or None, optional
+        Only the edges of this dependency type (``build``, ``link``, ``run``, ``test``); None: any.
+    transitive : bool, optional
+        Every spec reached through the edges, not only the direct ones.
+
+    Returns
+    -------
+    specs : list of SpecRecord
+        In spec order.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [s.package for s in dependencies(G, "a" * 32, "link")]
@@ -84,6 +116,24 @@ def dependents(
     """The specs that depend on this spec (by one deptype), in spec order; with
     ``transitive``, through any chain of such edges.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hash : str
+        A spec's full DAG hash.
+    deptype : str or None, optional
+        Only the edges of this dependency type (``build``, ``link``, ``run``, ``test``); None: any.
+    transitive : bool, optional
+        Every spec reached through the edges, not only the direct ones.
+
+    Returns
+    -------
+    specs : list of SpecRecord
+        In spec order.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [s.hash[0] for s in dependents(G, "g" * 32)], [s.hash[0] for s in dependents(
@@ -98,6 +148,24 @@ def dependency_count(
 ) -> int:
     """How many specs ``dependencies`` gives, without making them.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hash : str
+        A spec's full DAG hash.
+    deptype : str or None, optional
+        Only the edges of this dependency type (``build``, ``link``, ``run``, ``test``); None: any.
+    transitive : bool, optional
+        Every spec reached through the edges, not only the direct ones.
+
+    Returns
+    -------
+    count : int
+        How many specs ``dependencies`` gives.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> dependency_count(example_graph(), "a" * 32, transitive=True)
     2
@@ -110,6 +178,24 @@ def dependent_count(
 ) -> int:
     """How many specs ``dependents`` gives, without making them.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hash : str
+        A spec's full DAG hash.
+    deptype : str or None, optional
+        Only the edges of this dependency type (``build``, ``link``, ``run``, ``test``); None: any.
+    transitive : bool, optional
+        Every spec reached through the edges, not only the direct ones.
+
+    Returns
+    -------
+    count : int
+        How many specs ``dependents`` gives.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> dependent_count(example_graph(), "z" * 32, transitive=True)
     1
@@ -120,6 +206,20 @@ def dependent_count(
 def package_dependencies(G: CacheGraph, name: str) -> list[str]:
     """Sorted names of the packages that some spec of this package depends on.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A package name.
+
+    Returns
+    -------
+    packages : list of str
+        Sorted package names.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> package_dependencies(example_graph(), "hdf5")
     ['gcc', 'zlib']
@@ -130,6 +230,20 @@ def package_dependencies(G: CacheGraph, name: str) -> list[str]:
 def package_dependents(G: CacheGraph, name: str) -> list[str]:
     """Sorted names of the packages with a spec that depends on a spec of this package.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A package name.
+
+    Returns
+    -------
+    packages : list of str
+        Sorted package names.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> package_dependents(example_graph(), "gcc")
     ['hdf5', 'zlib']
@@ -149,6 +263,23 @@ def _packages_next_to(G: CacheGraph, name: str, up: bool) -> list[str]:
 def dependency_path(G: CacheGraph, source: str, target: str) -> list[SpecRecord] | None:
     """A shortest chain of dependencies from one spec to another; None if there is none.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    source : str
+        The spec the chain starts from: a full hash or a unique prefix (``spec_by_hash``).
+    target : str
+        The spec it ends at, the same way.
+
+    Returns
+    -------
+    path : list of SpecRecord or None
+        The specs of the chain, both ends included; None when there is none or either
+        spec is unknown.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> [s.package for s in dependency_path(example_graph(), "a" * 32, "g" * 32)]
     ['hdf5', 'gcc']

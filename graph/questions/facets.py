@@ -13,14 +13,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attributes import SINGLE
+from ..attributes import PLACED
 from ..spack.names import current_compiler
 from ..store.view import CacheGraph
 from .counts import counts_in
 from .specs import SpecQuery, select_specs
 
-#: every facet: the attributes, and a spec's stacks (in the query's tag), variants, mirrors
-FACETS = (*SINGLE, "stack", "variant", "mirror")
+#: every facet: the one-valued attributes, a spec's stacks (in the query's tag), the
+#: many-valued attributes (variants), its mirrors; attributes in their place
+FACETS = (
+    *(a.kind for a in PLACED if not a.many),
+    "stack",
+    *(a.kind for a in PLACED if a.many),
+    "mirror",
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,20 @@ class Facets:
 def facets(G: CacheGraph, q: SpecQuery) -> Facets:
     """Counts of each facet's values among the specs matching ``q``, each spec counted once.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    q : SpecQuery
+        What the specs counted must match.
+
+    Returns
+    -------
+    facets : Facets
+        value -> count for each facet.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> found = facets(G, SpecQuery())

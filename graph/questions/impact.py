@@ -30,6 +30,23 @@ def impact(G: CacheGraph, text: str, tag: str | None = None) -> Impact:
     counted by package and by stack. A name nothing loaded has reaches nothing, and a
     warning says so.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    text : str
+        A Spack constraint (``zlib@1.3 +pic``).
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    impact : Impact
+        The ranks of the specs reached (in spec order), their counts by package and by
+        stack, and the warnings.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> found = impact(example_graph(), "gcc")
     >>> found.ranks.tolist(), found.packages, found.stacks

@@ -75,6 +75,20 @@ class Nearness:
 def own_differences(a: SpecRecord, b: SpecRecord) -> list[Difference]:
     """The attributes of its own (not its dependencies') that differ between two specs.
 
+    Parameters
+    ----------
+    a : SpecRecord
+        The wanted spec.
+    b : SpecRecord
+        The other (cached) spec.
+
+    Returns
+    -------
+    differences : list of Difference
+        One per attribute (per variant for variants) that differs, in the spec string's order.
+
+    Examples
+    --------
     >>> a = SpecRecord(hash="a" * 32, package="zlib", version="1.3", versions=("1.3",),
     ...     compiler="gcc@12.1.0", os="rhel8", platform="linux", target="zen2",
     ...     variants=("+pic", "build_system=makefile"))
@@ -104,6 +118,20 @@ def _by_name(variants: Iterable[str]) -> dict[str, str]:
 def dag_nodes(G: CacheGraph, spec: SpecRecord) -> dict[str, SpecRecord]:
     """name -> node of the spec's DAG below it (the first in spec order when a name repeats).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    spec : SpecRecord
+        A spec's record.
+
+    Returns
+    -------
+    nodes : dict
+        package name -> SpecRecord of each node below the spec.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> {name: node.hash[0] for name, node in dag_nodes(G, G.spec("a" * 32)).items()}
@@ -123,6 +151,22 @@ def spec_diff(G: CacheGraph, a: str, b: str) -> tuple[SpecRecord, SpecRecord, li
     """What ``spack diff`` shows of two cached specs: their own attributes, then each
     dependency of either DAG (by name) whose node differs, as ``name@version/hash``.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    a : str
+        A full hash or unique prefix.
+    b : str
+        Another.
+
+    Returns
+    -------
+    diff : tuple of (SpecRecord, SpecRecord, list of Difference)
+        The two specs and their differences; BadArgument when either is unknown.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> _, _, found = spec_diff(example_graph(), "a" * 32, "b" * 32)
     >>> [(d.field, d.wanted, d.cached) for d in found]  # doctest: +NORMALIZE_WHITESPACE
@@ -155,6 +199,22 @@ class LookalikeGroup:
 def lookalikes(G: CacheGraph, package: str, tag: str | None = None) -> list[LookalikeGroup]:
     """Groups of the package's specs alike in every own attribute; the largest first.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    package : str
+        A package name.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    groups : list of LookalikeGroup
+        The groups of two specs or more, the largest first.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> lookalikes(example_graph(), "zlib")
     []
@@ -187,6 +247,20 @@ def _differing(G: CacheGraph, specs: list[SpecRecord]) -> tuple[str, ...]:
 def distance(differences: Iterable[Difference], wanted_target: str | None = None) -> float:
     """The distance the differences make, by the rule in this module's docstring.
 
+    Parameters
+    ----------
+    differences : iterable of Difference
+        As ``own_differences`` gives them, and the dependencies'.
+    wanted_target : str or None, optional
+        The wanted spec's target: a cached one it runs (an ancestor) is nearer.
+
+    Returns
+    -------
+    distance : float
+        The sum of the differences' weights (0: the same spec).
+
+    Examples
+    --------
     >>> distance([Difference("os", "rhel8", "ubuntu22.04"), Difference("variant:mpi", "+mpi",
     ...     "~mpi"), Difference("target", "zen3", "zen2")], wanted_target="zen3")
     5.5
@@ -216,6 +290,20 @@ def distance(differences: Iterable[Difference], wanted_target: str | None = None
 def direct_versions(G: CacheGraph, spec: SpecRecord) -> dict[str, str]:
     """name -> version of each spec this one depends on directly.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    spec : SpecRecord
+        A spec's record.
+
+    Returns
+    -------
+    versions : dict
+        package name -> version of each direct dependency.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> direct_versions(G, G.spec("a" * 32))
@@ -234,6 +322,26 @@ def nearest_to_spec(
     """The cached specs of ``wanted``'s package nearest to it (``wanted_deps``: name ->
     version of its direct dependencies), best first.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    wanted : SpecRecord
+        The spec wanted (from a lockfile, say).
+    wanted_deps : mapping
+        name -> version of its direct dependencies.
+    first : int
+        How many to give at most.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    nearest : list of Nearness
+        Best first; ties by package, version, hash.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [(n.spec.hash[0], n.distance) for n in nearest_to_spec(G, G.spec("y" * 32), {}, 2)]
@@ -257,6 +365,24 @@ def nearest_to_constraint(
 ) -> list[Nearness]:
     """The cached specs of the constraint's package that break the fewest of its parts.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    constraint : Constraint
+        A parsed Spack constraint that names a package.
+    first : int
+        How many to give at most.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    nearest : list of Nearness
+        Best first; BadArgument when the constraint names no package.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> from cachegraph.graph.spack.constraints import parse
     >>> [(n.spec.hash[0], n.distance) for n in nearest_to_constraint(example_graph(),

@@ -16,6 +16,20 @@ from ..store.view import CacheGraph
 def mirror_names(G: CacheGraph, tag: str | None = None) -> list[str]:
     """Names of the loaded mirrors (of one tag), sorted.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    names : list of str
+        Sorted.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> mirror_names(example_graph()), mirror_names(example_graph(), "v1")
     (['develop/e4s', 'develop/ml'], [])
@@ -26,6 +40,20 @@ def mirror_names(G: CacheGraph, tag: str | None = None) -> list[str]:
 def mirrors_of(G: CacheGraph, hash: str) -> list[MirrorInfo]:
     """The mirrors holding this spec, by name.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    hash : str
+        A spec's full DAG hash.
+
+    Returns
+    -------
+    mirrors : list of MirrorInfo
+        By name.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> [m.name for m in mirrors_of(example_graph(), "a" * 32)]
     ['develop/e4s', 'develop/ml']
@@ -38,6 +66,18 @@ def mirror_url(mirror: MirrorInfo) -> str:
     """The mirror's root as ``spack mirror add NAME URL`` wants it: the folder that holds
     ``build_cache/`` (v2; Spack adds ``build_cache/`` itself) or ``v3/``, as a URL.
 
+    Parameters
+    ----------
+    mirror : MirrorInfo
+        A loaded mirror.
+
+    Returns
+    -------
+    url : str
+        The root to give ``spack mirror add``.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> info = example_graph().mirrors["develop/e4s"]
     >>> from dataclasses import replace
@@ -56,6 +96,18 @@ def mirror_url(mirror: MirrorInfo) -> str:
 def local_root(mirror: MirrorInfo) -> PurePosixPath:
     """A local mirror's root folder, absolute: the one holding ``build_cache/`` or ``v3/``.
 
+    Parameters
+    ----------
+    mirror : MirrorInfo
+        A local mirror.
+
+    Returns
+    -------
+    root : PurePosixPath
+        The absolute folder holding ``build_cache/`` or ``v3/``.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> from dataclasses import replace
     >>> info = example_graph().mirrors["develop/e4s"]
@@ -88,6 +140,20 @@ def _holding(G: CacheGraph, ranks: np.ndarray) -> Holding:
 def mirror_holding(G: CacheGraph, name: str) -> Holding:
     """The specs a mirror holds and their bytes.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A mirror name.
+
+    Returns
+    -------
+    holding : Holding
+        How many specs it holds, and the sum of their known sizes in bytes.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> mirror_holding(example_graph(), "develop/e4s")
     Holding(spec_count=2, total_bytes=1250.0)
@@ -100,6 +166,22 @@ def mirror_holding(G: CacheGraph, name: str) -> Holding:
 def stack_holding(G: CacheGraph, stack: str, tag: str | None = None) -> Holding:
     """The specs a stack holds (in one tag) and their bytes.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    stack : str
+        A stack name.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    holding : Holding
+        How many specs it holds, and the sum of their known sizes in bytes.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> stack_holding(example_graph(), "e4s", "develop")
     Holding(spec_count=2, total_bytes=1250.0)
@@ -115,6 +197,20 @@ def record_watches(G: CacheGraph, watches: dict) -> None:
     """Keep with ``G`` what is known of its remote mirrors' freshness (name -> MirrorWatch of
     ``graph.sources.remote``): the same mapping across reloads, updated by each check.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    watches : dict
+        name -> MirrorWatch of each remote mirror.
+
+    Returns
+    -------
+    None
+        Kept in ``G``'s memo.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> record_watches(G, {"develop/e4s": "watched"})
@@ -127,6 +223,20 @@ def record_watches(G: CacheGraph, watches: dict) -> None:
 def mirror_watch(G: CacheGraph, name: str):
     """What is known of a remote mirror's freshness; None for a local mirror.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A mirror name.
+
+    Returns
+    -------
+    watch : MirrorWatch or None
+        None for a local mirror.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> mirror_watch(example_graph(), "develop/e4s") is None
     True
@@ -138,6 +248,18 @@ def mirror_checks(G: CacheGraph) -> int:
     """How many checks of remote mirrors have been made: what an answer that shows their
     freshness depends on beside the data (0 with no remote mirror).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+
+    Returns
+    -------
+    checks : int
+        How many checks of remote mirrors have been made so far.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> mirror_checks(example_graph())
     0

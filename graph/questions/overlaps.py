@@ -24,6 +24,20 @@ def loaded_tag(G: CacheGraph, tag: str | None) -> bool:
     """Whether ``tag`` is None (every tag) or one the data has: an answer for another is
     empty, and keeping it would keep every name a client invents.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    tag : str or None
+        A tag, or None for every tag.
+
+    Returns
+    -------
+    loaded : bool
+        Whether an answer for it can hold specs.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> [loaded_tag(example_graph(), t) for t in (None, "v1", "v2")]
     [True, True, False]
@@ -34,6 +48,20 @@ def loaded_tag(G: CacheGraph, tag: str | None) -> bool:
 def pair_counts(G: CacheGraph, tag: str | None) -> Counter:
     """Specs per pair of stacks holding them both (in ``tag``, or in any).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    tag : str or None
+        Only the specs in this tag; None: any.
+
+    Returns
+    -------
+    pairs : Counter
+        (stack, stack) sorted -> how many specs both hold.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> pair_counts(example_graph(), None)
     Counter({('e4s', 'ml'): 1})
@@ -58,6 +86,22 @@ def stack_overlaps(
 ) -> list[Overlap]:
     """Every pair among ``stacks`` (all when None) sharing a spec, largest first.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    stacks : sequence of str or None, optional
+        The stacks to pair; None: every stack.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    overlaps : list of Overlap
+        The pairs sharing a spec, largest first.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> stack_overlaps(example_graph())
     [Overlap(pair=('e4s', 'ml'), shared_spec_count=1, jaccard=0.25)]
@@ -84,6 +128,22 @@ def _overlaps(G: CacheGraph, wanted: set[str] | None, tag: str | None) -> list[O
 def overlaps_of(G: CacheGraph, stack: str, tag: str | None = None) -> list[Overlap]:
     """Every other stack sharing a spec with ``stack``, largest first.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    stack : str
+        A stack name.
+    tag : str or None, optional
+        Only the specs in this tag; None: every tag.
+
+    Returns
+    -------
+    overlaps : list of Overlap
+        Largest first.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> [o.pair for o in overlaps_of(example_graph(), "ml")]
     [('e4s', 'ml')]

@@ -37,6 +37,20 @@ class _Roots:
 def public_path(G: CacheGraph, path: str) -> str:
     """``path`` as a client without the admin token sees it: under its source's name.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    path : str
+        A path as the server read it (a mirror's location, a file of the load report).
+
+    Returns
+    -------
+    path : str
+        The path under its source's name, as a client without the admin token sees it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> from dataclasses import replace
     >>> G = example_graph()
@@ -59,6 +73,20 @@ def public_path(G: CacheGraph, path: str) -> str:
 def public_text(G: CacheGraph, text: str) -> str:
     """A message with every path of the server's disk in it shown as ``public_path`` shows it.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    text : str
+        A message that may name paths of the server's disk.
+
+    Returns
+    -------
+    text : str
+        The message with each such path shown as ``public_path`` shows it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> from dataclasses import replace
     >>> G = example_graph()

@@ -37,6 +37,24 @@ def layouts_holding(
     """For each layout, whether it holds every one of ``stacks`` (any one, with ``any_of``)
     in ``tag`` (in any tag when None).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    stacks : sequence of str
+        Stack names.
+    tag : str or None
+        The tag the stacks are held in; None: any.
+    any_of : bool, optional
+        Any one of the stacks is enough.
+
+    Returns
+    -------
+    holding : numpy.ndarray
+        One bool per layout code.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> holds = layouts_holding(G, ["e4s", "ml"], "develop")
@@ -67,6 +85,20 @@ def layouts_holding(
 def layouts_in_tag(G: CacheGraph, tag: str) -> np.ndarray:
     """For each layout, whether it lists ``tag``.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    tag : str
+        A tag.
+
+    Returns
+    -------
+    listing : numpy.ndarray
+        One bool per layout code.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> int(layouts_in_tag(G, "develop")[G.store.layout].sum())
@@ -84,6 +116,22 @@ def layouts_in_tag(G: CacheGraph, tag: str) -> np.ndarray:
 def stack_counts(G: CacheGraph, ranks: np.ndarray, tag: str | None) -> Counter:
     """How many of these specs each stack holds (in ``tag``, or in any).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    ranks : numpy.ndarray
+        The store ranks of the specs to count.
+    tag : str or None
+        The tag whose stacks count; None: any.
+
+    Returns
+    -------
+    counts : Counter
+        stack -> how many of the specs it holds.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> stack_counts(G, np.arange(5), None), stack_counts(G, np.arange(5), "develop")
@@ -102,6 +150,18 @@ def stack_counts(G: CacheGraph, ranks: np.ndarray, tag: str | None) -> Counter:
 def layout_counts(G: CacheGraph) -> list[tuple[int, int]]:
     """(layout code, how many specs have it) of each layout some spec has.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+
+    Returns
+    -------
+    counts : list of (int, int)
+        (layout code, spec count), by code.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> layout_counts(example_graph())
     [(0, 1), (1, 1), (2, 1), (3, 2)]

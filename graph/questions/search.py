@@ -1,7 +1,8 @@
 """Free-text search over specs, as the public site's search box, but ranked and server-side.
 
 Every word of the text must match the spec somewhere: its package name, hash
-prefix, version, a variant, compiler, target or os (case-insensitive). Each
+prefix, version, a variant, or an attribute searched (``graph.attributes``: compiler,
+target, os), case-insensitive. Each
 word scores how well it matched (lower is better); a spec's score is the sum,
 and the answer is ordered by score, then in spec order:
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import deadline
+from ..attributes import SEARCHED, SINGLE
 from ..errors import BadArgument
 from ..spack.names import current_compiler
 from ..store.records import SpecRecord
@@ -35,6 +37,20 @@ def score(word: str, spec: SpecRecord) -> int | None:
 
     The rule, spec by spec; ``search`` applies it to every spec at once, a table at a time.
 
+    Parameters
+    ----------
+    word : str
+        One lower-case word of a search.
+    spec : SpecRecord
+        A spec's record.
+
+    Returns
+    -------
+    score : int or None
+        Lower is better (0: the package name or a hash prefix); None: no match.
+
+    Examples
+    --------
     >>> s = SpecRecord(hash="abc" + "0" * 29, package="py-numpy", version="1.26.4",
     ...     versions=("1.26.4",), compiler="gcc@11.4.0", os="ubuntu22.04", platform="linux",
     ...     target="x86_64_v3", variants=("+blas",))
@@ -48,7 +64,10 @@ def score(word: str, spec: SpecRecord) -> int | None:
         return 1
     if word in name or spec.version.lower().startswith(word):
         return 2
-    values = (spec.compiler_key, current_compiler(spec.compiler_key), spec.target, spec.os)
+    values = (
+        *(getattr(spec, SINGLE[kind]) for kind in SEARCHED),
+        current_compiler(spec.compiler_key),
+    )
     if any(word in v.lower() for v in spec.variants) or any(word in v.lower() for v in values):
         return 3
     return None
@@ -57,6 +76,20 @@ def score(word: str, spec: SpecRecord) -> int | None:
 def search(G: CacheGraph, text: str) -> np.ndarray:
     """The ranks of the specs matching every word of ``text``, best first.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    text : str
+        Words, each of which a spec must match.
+
+    Returns
+    -------
+    ranks : numpy.ndarray
+        The matching specs' ranks, best first.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [G.store.hash(r)[0] for r in search(G, "zlib 1.3")], len(search(G, "pic"))
@@ -97,7 +130,7 @@ def _scores(G: CacheGraph, word: str) -> np.ndarray:
     found = np.minimum(found, pick("version", lambda v: 1 if v.lower() == word else
                                    2 if v.lower().startswith(word) else _NONE))  # fmt: skip
     elsewhere = np.zeros(store.n, bool)
-    for kind in ("compiler", "target", "os"):
+    for kind in SEARCHED:
         elsewhere |= pick(kind, lambda v: word in v.lower()).astype(bool)
     # a compiler by its current name too: llvm finds the specs recording clang@...
     elsewhere |= pick("compiler", lambda v: word in current_compiler(v).lower()).astype(bool)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import deadline
-from ..attributes import SINGLE
+from ..attributes import ORDERED, SINGLE, with_attributes
 from ..errors import AmbiguousHash, BadArgument, HashTooShort
 from ..spack.names import NO_COMPILER, compiler_parts, current_compiler, normalize_compiler
 from ..store import satisfies
@@ -32,6 +32,21 @@ def spec_by_hash(G: CacheGraph, text: str) -> SpecRecord | None:
 
     A leading ``/`` is accepted, as Spack's command line writes hashes.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    text : str
+        A full hash or a unique prefix of 7 characters or more (a leading ``/`` allowed).
+
+    Returns
+    -------
+    spec : SpecRecord or None
+        None when no spec has it; HashTooShort for a prefix under 7 characters,
+        AmbiguousHash when several specs have it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> spec_by_hash(G, "/zzzzzzz").package, spec_by_hash(G, "xxxxxxx")
@@ -59,19 +74,14 @@ def spec_by_hash(G: CacheGraph, text: str) -> SpecRecord | None:
 
 
 @dataclass(frozen=True)
+@with_attributes(query=True)
 class SpecQuery:
-    """What a spec must match; every field is optional, lists need all their items."""
+    """What a spec must match; every field is optional, lists need all their items. A field
+    per attribute (``graph.attributes``: package, version, compiler, variants...), then these."""
 
-    package: str | None = None
-    version: str | None = None
-    compiler: str | None = None
-    os: str | None = None
-    platform: str | None = None
-    target: str | None = None
     stacks: tuple[str, ...] = ()
     exclude_stacks: tuple[str, ...] = ()
     tag: str | None = None
-    variants: tuple[str, ...] = ()
     mirror: str | None = None
     #: a Spack constraint (``graph.spack.constraints``)
     satisfies: str | None = None
@@ -103,6 +113,18 @@ class SpecQuery:
 def compiler_key(name: str) -> str:
     """A compiler name as the index keys it: normalized, ``none`` for no compiler.
 
+    Parameters
+    ----------
+    name : str
+        A compiler as written (``gcc@12``, ``GCC``, ``none``).
+
+    Returns
+    -------
+    key : str
+        The index's key.
+
+    Examples
+    --------
     >>> compiler_key("gcc@=13.2.0"), compiler_key("none")
     ('gcc@13.2.0', 'none')
     """
@@ -213,6 +235,20 @@ def _positions(ranks: Sequence[int], total: int) -> np.ndarray:
 def select_specs(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     """The specs matching ``q``, driven by its most selective index, in ``q``'s order.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    q : SpecQuery
+        Filters, tag, stack and order.
+
+    Returns
+    -------
+    selection : SpecSelection
+        Counted, listed and paged without making a record per spec.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> [s.hash[0] for s in select_specs(G, SpecQuery(stacks=("e4s",))).after(None)]
@@ -228,7 +264,7 @@ def select_specs(G: CacheGraph, q: SpecQuery) -> SpecSelection:
 
 
 #: The orderings a spec list may have: field -> a sort key per rank, from the columns.
-ORDER_KEYS = ("package", "version", "compiler", "target", "os", "size", "hash")
+ORDER_KEYS = (*ORDERED, "size", "hash")
 
 
 def _order_key(G: CacheGraph, name: str, ranks: np.ndarray) -> np.ndarray:
@@ -343,6 +379,20 @@ def compiler_spellings(G: CacheGraph, name: str) -> tuple[str, ...]:
     """The names the loaded specs record a compiler under, old and current; the name as
     given (normalized) when none does.
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    name : str
+        A compiler, under its old or its current name.
+
+    Returns
+    -------
+    names : tuple of str
+        The names recorded for it.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> compiler_spellings(example_graph(), "gcc@=11.4.0"), compiler_spellings(example_graph(), "x")
     (('gcc@11.4.0',), ('x',))

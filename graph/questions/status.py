@@ -31,6 +31,20 @@ class LoadStatus:
 def record_load(G: CacheGraph, status: LoadStatus) -> None:
     """Keep how ``G`` was loaded with it (the server does, once a load is done).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+    status : LoadStatus
+        The load's report and paths.
+
+    Returns
+    -------
+    None
+        Kept in ``G``'s memo.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> record_load(G, LoadStatus(LoadReport(mirrors=1), snapshot="/var/cg.snap"))
@@ -43,6 +57,18 @@ def record_load(G: CacheGraph, status: LoadStatus) -> None:
 def load_status(G: CacheGraph) -> LoadStatus | None:
     """How ``G`` was loaded, when the server recorded it (None for a graph made elsewhere).
 
+    Parameters
+    ----------
+    G : CacheGraph
+        The loaded graph: its columnar store, and the memo its answers are kept in.
+
+    Returns
+    -------
+    status : LoadStatus or None
+        None for a graph the server did not load.
+
+    Examples
+    --------
     >>> from cachegraph.graph.store.example import example_graph
     >>> G = example_graph()
     >>> load_status(G) is None
@@ -63,6 +89,25 @@ def load_problems(
     """The problems of a load, in their order: of one severity, under one path, when given
     (a path as ``shown`` shows it to the client, when given).
 
+    Parameters
+    ----------
+    report : LoadReport
+        A load's report.
+    severity : str or None, optional
+        Only ``error`` or ``warning`` problems; None: both.
+    under : str or None, optional
+        Only problems of this path or a path under it.
+    shown : callable or None, optional
+        A path as the client sees it (``paths.public_path``); ``under`` is compared with
+        that. None: as the report has it.
+
+    Returns
+    -------
+    problems : list of Problem
+        In the report's order.
+
+    Examples
+    --------
     >>> report = LoadReport(problems=[Problem("m/index.json", "broken"),
     ...                               Problem("p.md", "odd", 3, "warning")])
     >>> [p.path for p in load_problems(report)], [p.path for p in load_problems(report, "error")]

@@ -10,11 +10,13 @@ from the roots is kept, as Spack does (``../shared/reference/spack/lockfile.rst`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import orjson
 
+from .. import deadline
 from ..attributes import described
 from ..errors import BadArgument, BadRecord
 from ..spack.names import normalize_compiler
@@ -39,6 +41,49 @@ class Environment:
     dependencies: dict[str, tuple[tuple[str, str], ...]]
     #: DAG hashes of the specs marked ``external`` (installed outside Spack: never from a cache)
     externals: frozenset[str] = frozenset()
+
+    def below(self, root: str) -> dict[str, None]:
+        """The root and every spec of the environment below it, depth first.
+
+        >>> env = Environment(4, ("a",), {}, {"a": (("b", "b"),), "b": (("c", "c"),), "c": ()})
+        >>> list(env.below("a"))
+        ['a', 'b', 'c']
+        """
+        return walk([root], lambda h: [d for _, d in self.dependencies.get(h, ())])
+
+    def dependents(self) -> dict[str, tuple[str, ...]]:
+        """Each spec's direct dependents in the environment (a spec is not its own).
+
+        >>> env = Environment(4, ("a",), {"a": None, "b": None}, {"a": (("b", "b"),), "b": ()})
+        >>> env.dependents()
+        {'a': (), 'b': ('a',)}
+        """
+        users: dict[str, list[str]] = {h: [] for h in self.specs}
+        for hash, deps in self.dependencies.items():
+            for _, dep in deps:
+                if dep in users and dep != hash:
+                    users[dep].append(hash)
+        return {h: tuple(u) for h, u in users.items()}
+
+
+def walk(starts: Iterable[str], following: Callable[[str], Iterable[str]]) -> dict[str, None]:
+    """Every key reached from ``starts`` through ``following``, each once, depth first in
+    the order given (the starts included): the one walk over a lockfile's specs.
+
+    >>> edges = {"a": ["b", "c"], "b": ["d"], "c": ["d"], "d": []}
+    >>> list(walk(["a"], edges.__getitem__))
+    ['a', 'b', 'd', 'c']
+    """
+    seen: dict[str, None] = {}
+    stack = list(starts)[::-1]
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        deadline.check()
+        seen[key] = None
+        stack += list(following(key))[::-1]
+    return seen
 
 
 def read_lockfile(doc: Any) -> Environment:
@@ -201,19 +246,17 @@ def _reached_first(doc: dict, by_key: dict, version: int) -> list[str]:
     dag_to_key: dict[str, str] = {}
     for key, node in by_key.items():
         dag_to_key.setdefault(_dag_hash(key, node, version), key)
-    seen: dict[str, None] = {}
-    stack = list(reversed(_root_keys(doc, by_key)))
-    while stack:
-        key = stack.pop()
-        if key in seen or key not in by_key:
-            continue
-        seen[key] = None
+
+    def following(key: str) -> list[str]:
         try:
             deps = _dependencies(by_key[key], version)
         except BadRecord:
-            continue
+            return []
         # version 2 names dependencies by DAG hash, version 3 by build hash (the key)
-        stack += [dag_to_key.get(d.hash, d.hash) if version == 2 else d.hash for d in deps][::-1]
+        keys = [dag_to_key.get(d.hash, d.hash) if version == 2 else d.hash for d in deps]
+        return [k for k in keys if k in by_key]
+
+    seen = walk(_root_keys(doc, by_key), following)
     return [*seen, *(k for k in by_key if k not in seen)]
 
 

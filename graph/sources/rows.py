@@ -10,7 +10,14 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from ..attributes import described, node_attributes, page_attributes, strings, text
+from ..attributes import (
+    ATTRIBUTES,
+    described,
+    node_attributes,
+    page_attributes,
+    strings,
+    text,
+)
 from ..errors import BadRecord
 from ..spack.names import normalize_compiler
 from ..store.records import SpecRecord
@@ -60,6 +67,8 @@ def _sized(row: Any) -> bool:
 
 #: The one-value fields a page's ``meta`` summarizes.
 SUMMARIZED = ("version", "compiler", "os", "platform", "target")
+#: The one-value attributes read by their own readers, not column by column here
+_OTHERS = [a for a in ATTRIBUTES if a.page and not a.many and a.name not in SUMMARIZED]
 
 
 class Listed(NamedTuple):
@@ -112,12 +121,12 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
         platforms,
         targets,
     )
-    return Listed(
-        hashes,
-        {"package": [package] * len(hashes), **dict(zip(SUMMARIZED, summarized, strict=True))},
-        list(map(tuple, variants)),
-        list(map(tuple, stacks)),
-    )
+    columns = {"package": [package] * len(hashes), **dict(zip(SUMMARIZED, summarized, strict=True))}
+    try:  # an attribute this path does not know of (graph.attributes): its reader, row by row
+        columns |= {a.name: [a.page(row) for row in rows] for a in _OTHERS}
+    except BadRecord:
+        return None
+    return Listed(hashes, columns, list(map(tuple, variants)), list(map(tuple, stacks)))
 
 
 def node_row(node: Any, hash: str | None = None) -> tuple[str, dict[str, Any]]:

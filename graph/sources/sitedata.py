@@ -19,12 +19,19 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..attributes import ATTRIBUTES
 from ..errors import BadRecord
 from .specfiles import gunzipped, load_json
 
 SPECS, PACKAGES = "specs_data.json.gz", "package_data.json.gz"
 #: what one of the two may grow to once decompressed (the whole public cache is ~1 GB)
 MAX_BYTES = 4 << 30
+#: the attributes a site record gives under their own name, beside those ``_row`` names
+_OTHERS = [
+    a
+    for a in ATTRIBUTES
+    if a.name not in ("package", "version", "compiler", "os", "platform", "target", "variants")
+]
 
 
 def is_site_data(name: str) -> bool:
@@ -111,4 +118,6 @@ def _row(hash: str, record: dict) -> dict[str, Any]:
         "variants": record.get("variants"),
         "stacks": record.get("stacks"),
         "size": "-",
+        # an attribute of graph.attributes this module does not know of: under its own name
+        **{a.name: record[a.name] for a in _OTHERS if a.name in record},
     }

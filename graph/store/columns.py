@@ -328,12 +328,12 @@ class Store:
 
     def _coded(self) -> list[tuple[np.ndarray, list]]:
         """(column, its values) of each coded field of a record, in SpecRecord's order after
-        the hash: package, version, versions, compiler, os, platform, target, variants."""
+        the hash: each attribute (graph.attributes), then versions."""
         versions = self._table("versions", lambda: [(v,) for v in self.strings("version")])
         by_field = {a: (self.codes[a], self.attribute_values(a)) for a in ATTRS}
         by_field["versions"] = (self.codes["version"], versions)
         by_field["variants"] = (self.variants, self.variant_tuples())
-        order = SpecRecord.__slots__[1 : SpecRecord.__slots__.index("variants") + 1]
+        order = SpecRecord.__slots__[1 : SpecRecord.__slots__.index("versions") + 1]
         return [by_field[name] for name in order]
 
     def attribute_objects(self, kind: str) -> np.ndarray:

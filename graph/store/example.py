@@ -21,11 +21,23 @@ rows of the table.
 
 from __future__ import annotations
 
+from ..attributes import ATTRIBUTES
 from .build import StoreBuilder
 from .records import MirrorInfo
 from .view import CacheGraph
 
 _ARCH = {"platform": "linux", "os": "ubuntu22.04"}
+_OTHERS = [
+    a for a in ATTRIBUTES
+    if not a.many and a.name not in ("package", "version", "compiler", *_ARCH, "target")
+]  # fmt: skip
+
+
+def _page_row(spec: tuple) -> dict:
+    """The row a page would give for one of the table's specs."""
+    hash, _, version, compiler, target, variants = spec
+    return {"hash": hash * 32, "versions": [version], "compiler": compiler or "none",
+            **_ARCH, "target": target, "variants": list(variants)}  # fmt: skip
 
 
 def example_graph() -> CacheGraph:
@@ -41,6 +53,8 @@ def example_graph() -> CacheGraph:
             "os": [_ARCH["os"]] * len(specs),
             "target": [s[4] for s in specs],
         }
+        # an attribute of the table this example does not know of: as its page reader gives it
+        columns |= {a.name: [a.page(_page_row(s)) for s in specs] for a in _OTHERS}
         b.add_records(
             [s[0] * 32 for s in specs],
             columns,

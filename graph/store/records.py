@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ..attributes import with_attributes
 from ..spack.names import NO_COMPILER
 
 EMPTY: frozenset[str] = frozenset()
@@ -19,18 +20,13 @@ NO_LAYOUT: Mapping[str, frozenset[str]] = MappingProxyType({})
 
 
 @dataclass(slots=True, eq=False)
+@with_attributes()
 class SpecRecord:
-    """One spec, however many pages, mirrors and tags list it."""
+    """One spec, however many pages, mirrors and tags list it: its hash, then a field per
+    attribute (``graph.attributes``), then these."""
 
     hash: str
-    package: str
-    version: str
     versions: tuple[str, ...]
-    compiler: str | None
-    os: str
-    platform: str
-    target: str
-    variants: tuple[str, ...]
     #: tag -> the stacks that hold this spec in that tag; a key for every tag listing it
     stacks: Mapping[str, frozenset[str]] = field(default_factory=lambda: NO_LAYOUT)
     #: the stacks that hold it in any tag
