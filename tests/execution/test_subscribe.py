@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from cachegraph.app import served_schema
-from cachegraph.execution import Executor, Operation
 from cachegraph.graph.changes import CHANGES, FOLLOWER_BYTES, Change, ChangedSpec, ChangeLog
 from cachegraph.graph.store.example import example_graph
 from cachegraph.schema.context import Context
+
+from cachegraph.app import served_schema
+from cachegraph.execution import Executor, Operation
 from cachegraph.settings import Settings
 
 FOLLOW = "subscription { changes { id addedCount } }"
