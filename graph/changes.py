@@ -531,7 +531,7 @@ def coverage_at(G, found, env, events: list[Change], at: float, tag: str | None 
     """``found`` (a ``Coverage`` of now) as the cache stood at ``at``: an entry held then and
     not now is a hit (its own record when the graph no longer has the spec), one held now and
     not then a miss; only the events after ``at`` are read."""
-    from .questions.coverage import Coverage, Entry, _closure
+    from .questions.coverage import Coverage, Entry, cached_roots
 
     later = [e for e in events if e.at > at]
     named = set().union(*(e.hashes() | {s.hash for s in e.removed} for e in later)) | {
@@ -552,10 +552,7 @@ def coverage_at(G, found, env, events: list[Change], at: float, tag: str | None 
         else:
             entries.append(Entry(entry.hash, entry.wanted, None, "not in any loaded mirror then"))
     hit = {e.hash for e in entries if e.spec is not None}
-    roots = () if env is None else tuple(
-        r for r in env.roots if r not in env.externals and _closure(env, r) - env.externals <= hit
-    )  # fmt: skip
-    return Coverage(tuple(entries), roots)
+    return Coverage(tuple(entries), () if env is None else cached_roots(env, hit))
 
 
 def _tag_of(G, events: list[Change], mirror: str) -> str | None:

@@ -156,12 +156,35 @@ def coverage(
         for hash, record in env.specs.items()
     ]
     hit = {e.hash for e in entries if e.spec is not None}
-    cached_roots = tuple(
+    return Coverage(tuple(entries), cached_roots(env, hit))
+
+
+def cached_roots(env: Environment, hit: set[str]) -> tuple[str, ...]:
+    """The roots of ``env`` whose every spec below them, externals aside, is in ``hit``.
+
+    Parameters
+    ----------
+    env : Environment
+        A lockfile's environment.
+    hit : set of str
+        The hashes found in the cache.
+
+    Returns
+    -------
+    tuple of str
+        Those roots, in the lockfile's order.
+
+    Examples
+    --------
+    >>> env = Environment(4, ("a", "x"), {}, {"a": (("b", "b"),), "b": (), "x": ()})
+    >>> cached_roots(env, {"a", "b"})
+    ('a',)
+    """
+    return tuple(
         r
         for r in env.roots
         if r not in env.externals and env.below(r).keys() - env.externals <= hit
     )
-    return Coverage(tuple(entries), cached_roots)
 
 
 def hashes_coverage(
