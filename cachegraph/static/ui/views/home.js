@@ -36,6 +36,7 @@ export default function Home({ params }) {
     <${TagPicker} tags=${tags} tag=${tag} choose=${(chosen) => navigate(href("/", { tag: chosen }))} />
     <${Updating} busy=${loading} />
     <${DataAge} mirrors=${mirrors} />
+    <${Recent} tag=${tag} />
     <section class="stats" aria-label="totals">
       <${Stat} n=${stats.specCount} one="spec" />
       <${Stat} n=${stats.packageCount} one="package" />
@@ -102,6 +103,20 @@ export default function Home({ params }) {
 export function publicLocation(location) {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !/^file:/i.test(location)) return html`<code>${location}</code>`;
   return html`<span class="muted">on this server</span>`;
+}
+
+/** "N new in the last 24 hours" (the specs the change log saw added since, in the tag shown),
+ * a link to what changed; nothing while the server keeps no history of changes. The moment is
+ * rounded down to the minute: one question (and one answer kept) a minute, not one a visit. */
+function Recent({ tag }) {
+  const since = new Date(Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000).toISOString();
+  const { data, loading } = useQuery("Recent", { since, tag }, { fresh: true });
+  const added = data?.recent.nodes.reduce((n, e) => n + e.addedCount, 0) ?? 0;
+  const some = data && data.history.totalCount > 0;
+  return html`<p class="age" data-testid="recent" aria-busy=${loading ? "true" : "false"}>${some
+    ? html`<a href=${href("/ui/changes", { days: 7 })}>${data.recent.pageInfo.hasNextPage ? "more than " : ""}${count(added)} new
+        in the last 24 hours</a>${tag ? ` in ${tag}` : ""}.`
+    : null}</p>`;
 }
 
 /** How old the data is, in one line: the age of the oldest index served (from its last
