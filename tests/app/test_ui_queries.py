@@ -87,6 +87,7 @@ def variables(name: str, graph) -> dict:
             "after": None,
         },
         "Recent": {"since": "2026-01-01T00:00:00Z", "tag": "develop"},
+        "ChangeHistory": {},
         "Coverage": {
             "lockfile": {"_meta": {"lockfile-version": 5}, "roots": [], "concrete_specs": {}},
             "tag": None,

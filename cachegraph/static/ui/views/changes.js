@@ -72,7 +72,7 @@ export default function Changes({ params }) {
   return html`<h1>What changed</h1>
     <p class="hint">Each time a refresh or a reload finds a mirror's index changed, the server records
       the specs it added, removed and replaced (rebuilt under a new hash). Days are in UTC.</p>
-    <div class="filters" aria-label="range">
+    <div class="filters" role="group" aria-label="range and mirror">
       ${RANGES.map((n) => html`<a class=${"badge" + (n === range ? " on" : "")} aria-pressed=${String(n === range)}
         href=${link({ days: n === 30 ? null : n, day: null, after: null, from: null })}>last ${n} days</a> `)}
       <label class="picker">Mirror <select aria-label="mirror" onChange=${(e) => navigate(link({ mirror: e.target.value || null, day: null, after: null, from: null }))}>

@@ -106,16 +106,18 @@ export function publicLocation(location) {
 }
 
 /** "N new in the last 24 hours" (the specs the change log saw added since, in the tag shown),
- * a link to what changed; nothing while the server keeps no history of changes. The moment is
- * rounded down to the minute: one question (and one answer kept) a minute, not one a visit. */
+ * a link to what changed; nothing while the server keeps no history of changes. What is
+ * recent is asked only once some history is known: its question names a moment (rounded down
+ * to the minute), while the first one is the same each visit (an answer the browser keeps). */
 function Recent({ tag }) {
+  const { data: kept, loading: asking } = useQuery("ChangeHistory", {}, { fresh: true });
+  const some = kept?.changes.totalCount > 0;
   const since = new Date(Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000).toISOString();
-  const { data, loading } = useQuery("Recent", { since, tag }, { fresh: true });
-  const added = data?.recent.nodes.reduce((n, e) => n + e.addedCount, 0) ?? 0;
-  const some = data && data.history.totalCount > 0;
-  return html`<p class="age" data-testid="recent" aria-busy=${loading ? "true" : "false"}>${some
-    ? html`<a href=${href("/ui/changes", { days: 7 })}>${data.recent.pageInfo.hasNextPage ? "more than " : ""}${count(added)} new
-        in the last 24 hours</a>${tag ? ` in ${tag}` : ""}.`
+  const { data, loading } = useQuery("Recent", { since, tag }, { fresh: true, skip: !some });
+  const recent = data?.changes;
+  const added = recent?.nodes.reduce((n, e) => n + e.addedCount, 0);
+  return html`<p class="age" data-testid="recent" aria-busy=${asking || loading ? "true" : "false"}>${recent
+    ? html`<a href=${href("/ui/changes", { days: 7 })}>${recent.pageInfo.hasNextPage ? "more than " : ""}${count(added)} new in the last 24 hours</a>${tag ? ` in ${tag}` : ""}.`
     : null}</p>`;
 }
 
