@@ -199,4 +199,12 @@ def test_with_no_history_the_views_draw_cleanly(browser):
         watched.settled()
         page.get_by_test_id("day").get_by_text("No change that day.").wait_for()
         assert _seen(watched, OLD_LIBDWARF) is None
+        # a day the calendar has not: said so, and the view drawn as without one
+        watched.open("/ui/changes?day=2026-02-30")
+        watched.settled()
+        assert page.get_by_test_id("not-a-day").inner_text() == (
+            "“2026-02-30” is not a day: write it as YYYY-MM-DD (2026-11-28)."
+        )
+        assert page.get_by_test_id("no-changes").is_visible()
+        assert page.get_by_test_id("day").count() == 0
         watched.check_and_close()

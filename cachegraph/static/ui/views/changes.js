@@ -32,6 +32,13 @@ export function Moment({ at }) {
   return html`<time datetime=${at}>${new Date(at).toISOString().slice(0, 19).replace("T", " ")} UTC</time>`;
 }
 
+/** Whether a text is a day of the calendar as YYYY-MM-DD (not 2026-02-30). */
+function isDay(text) {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text ?? "")) return false;
+  const time = Date.parse(text);
+  return !Number.isNaN(time) && dayOf(time) === text;
+}
+
 /** The last ``n`` UTC days, oldest first, today last. */
 function lastDays(n) {
   const today = Date.parse(dayOf(Date.now()));
@@ -58,7 +65,8 @@ function byMirror(events) {
 export default function Changes({ params }) {
   const range = RANGES.includes(Number(params.get("days"))) ? Number(params.get("days")) : 30;
   const mirror = params.get("mirror") || null;
-  const day = /^\d{4}-\d{2}-\d{2}$/.test(params.get("day") ?? "") ? params.get("day") : null;
+  const asked = params.get("day");
+  const day = isDay(asked) ? asked : null;
   const days = lastDays(range);
   // Asked fresh: the history grows with each refresh that changes an index.
   const { data, error, loading } = useQuery("Changes", { since: `${days[0]}T00:00:00Z`, mirror }, { fresh: true });
@@ -81,6 +89,9 @@ export default function Changes({ params }) {
       </select></label>
     </div>
     <${Updating} busy=${loading} />
+    ${asked && !day
+      ? html`<p class="warnings" role="note" data-testid="not-a-day">“${asked}” is not a day: write it as YYYY-MM-DD (2026-11-28).</p>`
+      : null}
     <section aria-labelledby="timeline-h" aria-busy=${loading ? "true" : "false"}>
       <h2 id="timeline-h">Changes a day <small>since ${days[0]}${mirror ? ` in ${mirror}` : ""}</small></h2>
       ${changes.pageInfo.hasNextPage
