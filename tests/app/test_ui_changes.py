@@ -122,6 +122,14 @@ def test_a_pushed_change_is_on_home_the_changes_view_and_the_spec_pages(
             f"{MIRROR}, {day}: 1 added, 1 removed, 1 replaced (1 change)"
         )
         watched.shot("changes-timeline")
+        timeline.get_by_text("As a table").click()
+        assert timeline.locator("table.days tbody td").all_inner_texts() == [
+            day,
+            "1",
+            "1",
+            "1",
+            "1",
+        ]
         # the keyboard: the chart is one tab stop, Enter lists the day
         bars.first.focus()
         page.keyboard.press("Enter")
@@ -158,6 +166,12 @@ def test_a_pushed_change_is_on_home_the_changes_view_and_the_spec_pages(
             f"cached before the history kept; last removed {_shown(at)}"
         )
         assert _seen(watched, NEW_LIBDWARF) == f"first added {_shown(at)}"
+        # home in the mirror's tag says the same; in a tag the change is not in, none
+        watched.open("/?tag=develop")
+        watched.settled()
+        assert " ".join(page.get_by_test_id("recent").inner_text().split()) == (
+            "1 new in the last 24 hours in develop."
+        )
         untouched = next(h for h in _loaded_hashes(origin) if h not in strings)
         assert _seen(watched, untouched) is None
         watched.check_and_close()

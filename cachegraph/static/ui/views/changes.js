@@ -101,7 +101,9 @@ export default function Changes({ params }) {
       ${timelines.length === 0
         ? html`<p data-testid="no-changes">No change recorded since ${days[0]}${mirror ? ` in ${mirror}` : ""}:
             the history kept holds none in this range.</p>`
-        : timelines.map(([name, rows]) => html`<${Timeline} key=${name} name=${name} rows=${rows} days=${days} params=${params} />`)}
+        : html`<p class="hint">A day's bar lists its changes: click it, or reach it with Tab and
+            the arrow keys, then press Enter.</p>`}
+      ${timelines.map(([name, rows]) => html`<${Timeline} key=${name} name=${name} rows=${rows} days=${days} params=${params} />`)}
     </section>
     ${day ? html`<${Day} day=${day} mirror=${params.get("of") || mirror} params=${params} />` : null}`;
 }
