@@ -6,8 +6,10 @@ added (gcc), libdwarf 20130729 rebuilt under a new hash.
 Before the push, home says nothing of changes and the "What changed" view says there are
 none; after it, home says "1 new in the last 24 hours", the view draws one bar for the day of
 the change, and that bar (reached by the keyboard) lists exactly those specs, each a link
-while it is loaded; the spec pages say when the change added or removed them. On the bundled
-data (no history kept) the same views draw cleanly."""
+while it is loaded; the spec pages say when the change added or removed them. With the
+history of an earlier run in the cache directory (an event three days before), the days are
+two bars the arrow keys move between, and a spec says when it came and when it went. On the
+bundled data (no history kept) the same views draw cleanly."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from cachegraph.graph.changes import LOG_FILE, Change, ChangedSpec
 
 from tests.app.test_changes import ADDED, NEW, NEW_LIBDWARF, OLD, OLD_LIBDWARF, REMOVED, TEST, _push
 from tests.app.test_ui import PHONE, Watched
@@ -30,13 +33,14 @@ LOADED = '{ spec(hash: "%s") { hash } }'
 POLLS = 300
 
 
-def _event(origin: str) -> dict:
-    """The one change event, once the server's refresh has found the pushed index."""
+def _event(origin: str, count: int = 1) -> dict:
+    """The newest of ``count`` change events, once the server's refresh has found the pushed
+    index (the one event of the push)."""
     for _ in range(POLLS):
         nodes = ask(origin, EVENTS)["changes"]["nodes"]
-        if nodes:
-            [event] = nodes
-            return event
+        if len(nodes) >= count:
+            assert len(nodes) == count, nodes
+            return nodes[-1]
         time.sleep(0.2)  # a poll, awaiting the refresh that finds the new index
     raise AssertionError("the pushed index made no change event")
 
@@ -185,6 +189,70 @@ def test_a_pushed_change_is_on_home_the_changes_view_and_the_spec_pages(
         assert phone.page.evaluate("document.documentElement.scrollWidth") == PHONE["width"]
         phone.shot("changes-phone")
         phone.check_and_close()
+
+
+#: what an earlier run recorded of compiler-wrapper (REMOVED) coming, three days before
+WRAPPER = "compiler-wrapper@1.0 build_system=generic arch=test-debian6-m1"
+
+
+def test_days_of_history_are_bars_the_arrow_keys_reach_and_a_spec_says_when_it_came_and_went(
+    browser, http_server, tmp_path
+):
+    url = http_server.publish(TEST)
+    name = url.rsplit("/", 1)[1]
+    _push(http_server, name, OLD)
+    # the history an earlier run kept in the cache directory, as it writes it
+    earlier = float(int(time.time()) - 3 * 86400)
+    kept = Change(
+        earlier, MIRROR, "develop", "test", "a", "b", [ChangedSpec(REMOVED, WRAPPER)], id=1
+    )
+    folder = tmp_path / "cache" / "changes"
+    folder.mkdir(parents=True)
+    (folder / LOG_FILE).write_text(kept.to_line())
+    before = datetime.fromtimestamp(earlier, UTC)
+    arguments = ("--mirror", f"develop:test={url}", "--refresh", "0.2",
+                 "--cache-dir", str(tmp_path / "cache"))  # fmt: skip
+    with serving(*arguments) as origin:
+        # a history, nothing in the last 24 hours: home says so
+        watched = Watched(browser, origin)
+        page = watched.page
+        watched.open("/")
+        watched.settled()
+        assert " ".join(page.get_by_test_id("recent").inner_text().split()) == (
+            "0 new in the last 24 hours."
+        )
+        _push(http_server, name, NEW)
+        event = _event(origin, count=2)
+        today = event["at"][:10]
+        watched.open("/ui/changes?days=7")
+        watched.settled()
+        timeline = page.locator(f"section.timeline[data-mirror='{MIRROR}']")
+        assert " ".join(timeline.locator("h3").inner_text().split()) == (
+            f"{MIRROR} 2 added, 1 removed, 1 replaced"
+        )
+        bars = timeline.locator("rect.day")
+        bars.nth(1).wait_for()
+        days = [before.strftime("%Y-%m-%d"), today]
+        assert bars.evaluate_all("rects => rects.map(r => [r.dataset.day, r.tabIndex])") == [
+            [days[0], -1],
+            [days[1], 0],  # the chart's one tab stop: the newest day
+        ]
+        bars.nth(1).focus()
+        page.keyboard.press("ArrowLeft")
+        assert page.evaluate("document.activeElement.dataset.day") == days[0]
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(rf"day={days[0]}&of=develop%2Ftest$"))
+        watched.settled()
+        assert " ".join(page.locator("article.event h3").inner_text().split()) == (
+            f"{_shown(before.isoformat())} · {MIRROR}: 1 added, 0 removed, 0 replaced"
+        )
+        assert _items(page, "added") == [([REMOVED], [REMOVED], f"/{REMOVED[:7]} {WRAPPER}")]
+        assert page.locator("article.event ul[data-kind='removed']").count() == 0
+        # compiler-wrapper came three days ago and went with the push
+        assert _seen(watched, REMOVED) == (
+            f"first added {_shown(before.isoformat())}; last removed {_shown(event['at'])}"
+        )
+        watched.check_and_close()
 
 
 def _loaded_hashes(origin: str) -> list[str]:
