@@ -187,7 +187,7 @@ def test_a_pushed_change_is_on_home_the_changes_view_and_the_spec_pages(
         phone.page.locator("rect.day").first.wait_for()
         phone.page.locator("article.event").wait_for()
         assert phone.page.evaluate("document.documentElement.scrollWidth") == PHONE["width"]
-        phone.shot("changes-phone")
+        phone.shot("changes-day-phone")
         phone.check_and_close()
 
 
