@@ -243,6 +243,8 @@ def test_days_of_history_are_bars_the_arrow_keys_reach_and_a_spec_says_when_it_c
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(rf"day={days[0]}&of=develop%2Ftest$"))
         watched.settled()
+        # the chart is not drawn again: the focus stays on the day's bar, to move on from
+        assert page.evaluate("document.activeElement.dataset.day") == days[0]
         assert " ".join(page.locator("article.event h3").inner_text().split()) == (
             f"{_shown(before.isoformat())} · {MIRROR}: 1 added, 0 removed, 0 replaced"
         )

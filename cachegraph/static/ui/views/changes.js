@@ -113,7 +113,8 @@ function Timeline({ name, rows, days, params }) {
   const open = (day) => withParams(PATH, params, { day, of: name, after: null, from: null });
   const ref = useDrawn(
     (element) => changeTimeline(element, { days, rows, label: name, open: (day) => navigate(open(day)) }),
-    [rows, days.join()],
+    // drawn again only when what it shows changes: a day opened keeps the focus on its bar
+    [JSON.stringify(rows), days.join()],
   );
   const total = (key) => rows.reduce((n, r) => n + r[key], 0);
   return html`<section class="timeline" data-mirror=${name} aria-label=${`changes of ${name}`}>
