@@ -75,6 +75,8 @@ export default function Changes({ params }) {
   if (!data) return html`<${Loading} />`;
   const { changes, mirrors } = data;
   const timelines = byMirror(changes.nodes);
+  // every day with a change has its column, even one past "today" by this browser's clock
+  const columns = [...new Set([...days, ...changes.nodes.map((e) => dayOf(e.at))])].sort();
   const names = [...new Set([...mirrors.map((m) => m.name), ...timelines.map(([name]) => name)])].sort();
   const link = (changes) => withParams(PATH, params, changes);
   return html`<h1>What changed</h1>
@@ -103,7 +105,7 @@ export default function Changes({ params }) {
             the history kept holds none in this range.</p>`
         : html`<p class="hint">A day's bar lists its changes: click it, or reach it with Tab and
             the arrow keys, then press Enter.</p>`}
-      ${timelines.map(([name, rows]) => html`<${Timeline} key=${name} name=${name} rows=${rows} days=${days} params=${params} />`)}
+      ${timelines.map(([name, rows]) => html`<${Timeline} key=${name} name=${name} rows=${rows} days=${columns} params=${params} />`)}
     </section>
     ${day ? html`<${Day} day=${day} mirror=${params.get("of") || mirror} params=${params} />` : null}`;
 }
