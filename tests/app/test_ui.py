@@ -86,6 +86,8 @@ def views(origin: str) -> dict[str, tuple[str, str]]:
         "spec": (f"/ui/spec/{spec['hash']}", f"{spec['dependencyCount']} in all"),
         "diff": ("/ui/diff?from=v0.21.0&to=develop", "specs added"),
         "coverage": ("/ui/coverage", "Is my environment cached?"),
+        # no --cache-dir: no history of changes, which the view says
+        "changes": ("/ui/changes", "No change recorded since"),
     }
 
 

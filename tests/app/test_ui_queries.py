@@ -79,6 +79,15 @@ def variables(name: str, graph) -> dict:
         },
         "SpecsExport": {"filter": {"satisfies": "zlib"}, "tag": None, "first": 500, "after": None},
         "Status": {"severity": None, "under": None, "offset": 0},
+        "Changes": {"since": "2026-01-01T00:00:00Z", "mirror": None},
+        "ChangesDay": {
+            "since": "2026-01-01T00:00:00Z",
+            "until": "2026-01-02T00:00:00Z",
+            "mirror": "develop/test",
+            "after": None,
+        },
+        "Recent": {"since": "2026-01-01T00:00:00Z", "tag": "develop"},
+        "ChangeHistory": {},
         "Coverage": {
             "lockfile": {"_meta": {"lockfile-version": 5}, "roots": [], "concrete_specs": {}},
             "tag": None,

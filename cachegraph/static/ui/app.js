@@ -15,13 +15,14 @@ const VIEWS = {
   coverage: () => import("./views/coverage.js"),
   status: () => import("./views/status.js"),
   packages: () => import("./views/packages.js"),
+  changes: () => import("./views/changes.js"),
 };
 
 /** [view, its path argument] of a location. */
 function route(location) {
   const path = location.pathname.slice(ROOT.length).replace(/\/+$/, "") || "/";
   const match =
-    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|packages|diff|coverage|status)$/);
+    path.match(/^\/ui\/(package|spec)\/([^/]+)$/) || path.match(/^\/ui\/(search|packages|diff|coverage|status|changes)$/);
   if (match) return [match[1], decodeURIComponent(match[2] ?? "")];
   if (path === "/" || path === "/ui") return ["home", ""];
   return ["missing", path];
@@ -31,7 +32,7 @@ let rerender = () => {};
 
 // Views kept on the screen while their filters change (a facet click): they show the last
 // answer, marked as updating, until the new one comes.
-const KEEP = new Set(["home", "search", "packages", "package", "status"]);
+const KEEP = new Set(["home", "search", "packages", "package", "status", "changes"]);
 
 /** Go to an explorer URL without reloading the page. */
 export function navigate(url, { replace = false } = {}) {
@@ -72,6 +73,7 @@ function titleOf(view, argument, params) {
     packages: `Packages${params.get("letter") ? ` · ${params.get("letter").toUpperCase()}` : ""}${tag ? ` in ${tag}` : ""}`,
     coverage: "Is my environment cached?",
     status: "Status",
+    changes: params.get("day") ? `${params.get("day")} · What changed` : "What changed",
     missing: "Not found",
   }[view];
   return words ? `${words} — Spack Cache Graph` : "Spack Cache Graph";
@@ -144,6 +146,7 @@ function Shell({ view, argument, module }) {
     ["packages", "/ui/packages", "Packages"],
     ["diff", "/ui/diff", "Tag diff"],
     ["coverage", "/ui/coverage", "Is my environment cached?"],
+    ["changes", "/ui/changes", "What changed"],
     ["status", "/ui/status", "Status"],
   ];
   const View = module?.default;

@@ -174,3 +174,73 @@ export async function coverageBar(element, { hits, misses }) {
   });
   element.replaceChildren(chart);
 }
+
+/** About six whole-number ticks from ``low`` to ``high``, 0 among them: counts of specs. */
+function whole(low, high) {
+  const step = Math.max(1, Math.ceil((high - low) / 6));
+  const ticks = [];
+  for (let v = 0; v >= low; v -= step) ticks.unshift(v);
+  for (let v = step; v <= high; v += step) ticks.push(v);
+  return ticks;
+}
+
+/** One mirror's changes a day over ``days`` (YYYY-MM-DD, a column each): the specs added
+ * above the axis, those removed below. A day with changes is a link (its title says what
+ * changed): one tab stop for the chart, the arrow keys move between days, Enter or a click
+ * opens it with ``open(day)``. */
+export async function changeTimeline(element, { days, rows, open, label }) {
+  const Plot = await plot();
+  const bars = rows.flatMap((r) => [
+    { day: r.day, kind: "added", n: r.added },
+    { day: r.day, kind: "removed", n: -r.removed },
+  ]);
+  const top = Math.max(1, ...rows.map((r) => r.added));
+  const bottom = Math.max(1, ...rows.map((r) => r.removed));
+  const width = Math.min(900, element.clientWidth || 700);
+  // a label each 60 px at most, today's always (counted back from it)
+  const step = Math.ceil(days.length / Math.max(2, Math.floor((width - 44) / 60)));
+  const labelled = days.filter((_, i) => (days.length - 1 - i) % step === 0);
+  const said = (r) =>
+    `${r.day}: ${r.added} added, ${r.removed} removed, ${r.replaced} replaced (${counted(r.events, "change")})`;
+  const chart = Plot.plot({
+    width,
+    height: 170,
+    marginLeft: 44,
+    style: style(),
+    x: { domain: days, label: null, ticks: labelled, tickFormat: (d) => d.slice(5) },
+    y: { domain: [-bottom, top], label: "specs (removed below)", grid: true, ticks: whole(-bottom, top),
+         tickFormat: (v) => String(Math.abs(v)) },
+    color: { domain: ["added", "removed"], range: ["#2e9d57", "#d1453b"], legend: true },
+    marks: [
+      Plot.barY(bars, { x: "day", y: "n", fill: "kind" }),
+      Plot.ruleY([0]),
+      // the whole height of a day with changes: what is clicked and focused
+      Plot.barY(rows, { x: "day", y1: () => -bottom, y2: () => top, fill: "currentColor", fillOpacity: 0, title: said }),
+    ],
+  });
+  const layers = chart.querySelectorAll("g[aria-label='bar']");
+  const hits = [...layers[layers.length - 1].querySelectorAll("rect")];
+  hits.forEach((rect, i) => {
+    const row = rows[i];
+    rect.classList.add("day");
+    rect.style.cursor = "pointer";
+    rect.setAttribute("tabindex", i === hits.length - 1 ? "0" : "-1"); // the newest day first
+    rect.setAttribute("role", "link");
+    rect.setAttribute("aria-label", `${label}, ${said(row)}`);
+    rect.dataset.day = row.day;
+    rect.addEventListener("click", () => open(row.day));
+    rect.addEventListener("keydown", (event) => {
+      const move = { ArrowLeft: -1, ArrowRight: 1, Home: -i, End: hits.length - 1 - i }[event.key];
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        open(row.day);
+      } else if (move !== undefined && hits[i + move]) {
+        event.preventDefault();
+        rect.setAttribute("tabindex", "-1");
+        hits[i + move].setAttribute("tabindex", "0");
+        hits[i + move].focus();
+      }
+    });
+  });
+  element.replaceChildren(chart);
+}

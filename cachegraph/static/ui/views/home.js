@@ -36,6 +36,7 @@ export default function Home({ params }) {
     <${TagPicker} tags=${tags} tag=${tag} choose=${(chosen) => navigate(href("/", { tag: chosen }))} />
     <${Updating} busy=${loading} />
     <${DataAge} mirrors=${mirrors} />
+    <${Recent} tag=${tag} />
     <section class="stats" aria-label="totals">
       <${Stat} n=${stats.specCount} one="spec" />
       <${Stat} n=${stats.packageCount} one="package" />
@@ -102,6 +103,22 @@ export default function Home({ params }) {
 export function publicLocation(location) {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !/^file:/i.test(location)) return html`<code>${location}</code>`;
   return html`<span class="muted">on this server</span>`;
+}
+
+/** "N new in the last 24 hours" (the specs the change log saw added since, in the tag shown),
+ * a link to what changed; nothing while the server keeps no history of changes. What is
+ * recent is asked only once some history is known: its question names a moment (rounded down
+ * to the minute), while the first one is the same each visit (an answer the browser keeps). */
+function Recent({ tag }) {
+  const { data: kept, loading: asking } = useQuery("ChangeHistory", {}, { fresh: true });
+  const some = kept?.changes.totalCount > 0;
+  const since = new Date(Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000).toISOString();
+  const { data, loading } = useQuery("Recent", { since, tag }, { fresh: true, skip: !some });
+  const recent = data?.changes;
+  const added = recent?.nodes.reduce((n, e) => n + e.addedCount, 0);
+  return html`<p class="age" data-testid="recent" aria-busy=${asking || loading ? "true" : "false"}>${recent
+    ? html`<a href=${href("/ui/changes", { days: 7 })}>${recent.pageInfo.hasNextPage ? "more than " : ""}${count(added)} new in the last 24 hours</a>${tag ? ` in ${tag}` : ""}.`
+    : null}</p>`;
 }
 
 /** How old the data is, in one line: the age of the oldest index served (from its last

@@ -20,6 +20,7 @@ import {
   usePainted,
   useQuery,
 } from "../ui.js";
+import { Moment, dayOf } from "./changes.js";
 import { withParams } from "./search.js";
 
 /** The commands that use a cached spec (or, without a hash, a package): the mirrors that hold
@@ -82,6 +83,7 @@ export default function Spec({ argument: hash, params }) {
           <dt>variants</dt><dd class="variants">${spec.variants.join(" ") || "none"}</dd>
           <dt>size</dt><dd>${bytes(spec.size)}</dd>
           <dt>first / last seen</dt><dd>${spec.firstSeen?.name ?? "–"} / ${spec.lastSeen?.name ?? "–"}</dd>
+          <${Seen} spec=${spec} />
           ${spec.tarball ? html`<dt>tarball</dt><dd><code>${spec.tarball}</code></dd>` : null}
         </dl>
       </section>
@@ -107,6 +109,19 @@ export default function Spec({ argument: hash, params }) {
     <${Neighbours} hash=${spec.hash} params=${params} path=${path}
       counts=${[spec.directDependents, spec.allDependents]} />
     <${DiffBox} spec=${spec} params=${params} path=${path} />`;
+}
+
+/** When the change log saw the spec come and go, each a link to that day's changes; nothing
+ * when it saw neither (no history kept, or the spec is older than it and still cached). */
+function Seen({ spec }) {
+  const { firstSeenAt: came, lastSeenAt: went } = spec;
+  if (!came && !went) return null;
+  const on = (at) => href("/ui/changes", { day: dayOf(at), days: 365 });
+  return html`<dt>added / removed</dt><dd data-testid="seen">${came
+    ? html`first added <a href=${on(came)}><${Moment} at=${came} /></a>`
+    : "cached before the history kept"}${went
+    ? html`; last removed <a href=${on(went)}><${Moment} at=${went} /></a>`
+    : null}</dd>`;
 }
 
 function Neighbours({ hash, params, path, counts, missing = false }) {
