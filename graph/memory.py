@@ -39,8 +39,12 @@ from typing import Any
 #: How often Python's interpreter lock passes between threads, set by the server at start
 #: (Python's default: 5 ms). The event loop waits for the lock at each turn, behind every
 #: busy worker thread: under bench/attacks.py, /healthz took 74 ms (p50) and 222 ms at
-#: most with the default, 16 ms and 66 ms at 1 ms (four worker threads).
-SWITCH_SECONDS = 0.001
+#: most with the default, 16 ms and 66 ms at 1 ms (four worker threads). On a machine with
+#: a core for each (2026-11-28, 2 cores idle), one client asking the heaviest admitted page
+#: again and again while /healthz is polled every 20 ms: /healthz p50 / p99 21 / 406 ms at
+#: 1 ms, 17 / 288 ms at 0.5 ms, 1.6 / 19 ms at 0.2 ms, 1.4 / 24 ms at 0.1 ms; the page
+#: itself 514, 497, 475 and 496 ms (no cost to the thread that holds the lock).
+SWITCH_SECONDS = 0.0002
 #: The garbage collector's thresholds, set by the server at start (Python's: 700, 10, 10).
 #: The graph is frozen out of the collector's sight, so its "a full collection once the
 #: objects promoted since the last are a quarter of the long-lived ones" counts only

@@ -134,7 +134,7 @@ def test_the_server_sets_the_collectors_thresholds_and_the_switch_interval(seeds
     sys.setswitchinterval(0.005)
     with TestClient(create_app(seeds_graph, settings=Settings())):
         assert gc.get_threshold() == (10_000, 10, 10)
-        assert sys.getswitchinterval() == pytest.approx(0.001)
+        assert sys.getswitchinterval() == pytest.approx(0.0002)
 
 
 def test_cors_allows_only_the_configured_origins(seeds_graph):
