@@ -1,0 +1,70 @@
+"""The walks over dependency rows (``graph.store.walks``), each answer equal to a plain-Python
+breadth-first search over the same edges: on the real mirrors, every spec each way and
+deptype, and on a deep synthetic DAG (a chain of 2,000 with branches)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from cachegraph.graph.store import walks
+
+from tests.mirrors import load_shared
+
+
+def plain(children: dict[int, list[tuple[int, int]]], start: int, bits: int | None) -> set[int]:
+    """Every node reached from ``start`` through one edge or more whose bits meet ``bits``."""
+    found, todo = set(), [start]
+    while todo:
+        for child, kind in children.get(todo.pop(), ()):
+            if (bits is None or kind & bits) and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+@pytest.fixture(scope="module")
+def store(shared_mirrors):
+    return load_shared(shared_mirrors)[0].store
+
+
+@pytest.mark.parametrize("up", [False, True])
+@pytest.mark.parametrize("deptype", [None, "build", "link", "run"])
+def test_reached_on_the_real_mirrors_equals_a_plain_search(store, up, deptype):
+    down: dict[int, list] = {}
+    upward: dict[int, list] = {}
+    for rank in range(store.n):
+        children, types, _ = store.edges(rank)
+        for child, kind in zip(children.tolist(), types.tolist(), strict=True):
+            down.setdefault(rank, []).append((child, kind))
+            upward.setdefault(child, []).append((rank, kind))
+    assert down, "the shared mirrors hold DAGs"
+    bits = None if deptype is None else store.deptype_mask((deptype,))
+    for rank in range(store.n):
+        found = walks.reached(store, [rank], up=up, deptypes=bits)
+        want = plain(upward if up else down, rank, bits)
+        assert set(np.flatnonzero(found).tolist()) == want
+
+
+def test_reached_mask_on_a_deep_dag_equals_a_plain_search():
+    rng = random.Random(40)
+    n = 2_600
+    edges = [(i, i + 1, 1 + (i % 3 == 0) * 2) for i in range(1_999)]  # the chain, deptypes 1/3
+    edges += [
+        (rng.randrange(n), rng.randrange(2_000, n), rng.choice((1, 2, 4))) for _ in range(3_000)
+    ]
+    edges += [(rng.randrange(2_000), rng.randrange(2_000), 2) for _ in range(500)]
+    edges = sorted({(a, b): t for a, b, t in edges if a != b}.items())
+    parents = np.array([a for (a, _), _ in edges])
+    indices = np.array([b for (_, b), _ in edges])
+    kinds = np.array([t for _, t in edges])
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(parents, minlength=n))])
+    children: dict[int, list] = {}
+    for (a, b), t in edges:
+        children.setdefault(a, []).append((b, t))
+    for start in (0, 1, 500, 1_998, 2_100):
+        for bits in (None, 1, 2, 4):
+            keep = None if bits is None else (lambda p, b=bits: (kinds[p] & b) > 0)
+            found = walks.reached_mask(indptr, indices, [start], keep)
+            assert set(np.flatnonzero(found).tolist()) == plain(children, start, bits)
