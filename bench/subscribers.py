@@ -27,17 +27,9 @@ from functools import partial
 
 from websockets.asyncio.client import connect
 
-from bench.harness import free_port
+from bench.harness import free_port, rss_kb, wait_ready
 
 FOLLOW = "subscription { changes { id mirror addedCount removedCount } }"
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def metric(port: int, name: str) -> float:
@@ -50,7 +42,7 @@ def metric(port: int, name: str) -> float:
 
 async def settled_rss(pid: int) -> float:
     await asyncio.sleep(1)
-    return rss_mb(pid)
+    return rss_kb(pid) / 1024
 
 
 def serve(count: int) -> tuple[subprocess.Popen, int]:
@@ -58,15 +50,8 @@ def serve(count: int) -> tuple[subprocess.Popen, int]:
     command = [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
                "--log-level", "warning", "--followers-per-client", str(count + 10)]  # fmt: skip
     server = subprocess.Popen(command)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as r:
-                if r.status == 200:
-                    return server, port
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("the server did not become ready")
+    wait_ready(port, server)
+    return server, port
 
 
 async def websockets_held(port: int, count: int, measure) -> float:
@@ -112,7 +97,7 @@ def run(count: int) -> list[tuple[str, float, float]]:
         server, port = serve(count)
         try:
             time.sleep(1)
-            before = rss_mb(server.pid)
+            before = rss_kb(server.pid) / 1024
 
             after = asyncio.run(hold(port, count, partial(settled_rss, server.pid)))
             rows.append((label, before, after))
