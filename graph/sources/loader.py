@@ -79,8 +79,7 @@ def load(
                     progress(count, reader.builder.record_count)
             for position, source in placed:
                 deadline.check_stopping()
-                reader.at(position)
-                reader.read_mirror(source)
+                reader.read_mirror_at(position, source)
             if helper is not None:
                 other = helper.result()
                 if other is None:  # no second process here, or it failed (it said why)

@@ -76,8 +76,7 @@ def read_placed(files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()):
         reader.at(position)
         reader.read_file(Path(path))
     for position, source in mirrors:
-        reader.at(position)
-        reader.read_mirror(source)
+        reader.read_mirror_at(position, source)
     return reader
 
 

@@ -32,7 +32,7 @@ from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from ..words import counted
-from . import files, sitedata
+from . import files, parts, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
@@ -409,14 +409,39 @@ class Reader:
         with attributes.values_hidden():
             self._read_mirror(source)
 
-    def _read_mirror(self, source: MirrorSource) -> None:
+    def read_mirror_at(self, position: int, source: MirrorSource) -> None:
+        """``read_mirror`` at ``position`` of the load. A remote mirror's reading is kept
+        beside its copy (``graph.sources.parts``): merged as kept while the copy is
+        unchanged, else read alone and kept, so that a reload reads only what changed."""
+        self.at(position)
+        if not parts.keeps(source):
+            self.read_mirror(source)
+            return
+        if self.named_again(source):
+            return
+        part = parts.kept(source, position)
+        if part is None:
+            part = Reader()
+            part.at(position)
+            part.read_mirror(source)
+            parts.keep(source, position, part)
+        self.merge(part)
+
+    def named_again(self, source: MirrorSource) -> bool:
+        """Whether a mirror of this name was read already (then said, and not read again)."""
         name = source.label
         if any(m.name == name for m in self.builder.mirrors):
             self.problem(
                 source.shown,
                 f"a second mirror named {name!r}; give each its own name in a mirrors file",
             )
+            return True
+        return False
+
+    def _read_mirror(self, source: MirrorSource) -> None:
+        if self.named_again(source):
             return
+        name = source.label
         copy = os.path.join(source.path, "") if source.url else ""
         if source.url and source.error and not (source.path / "state.json").is_file():
             read = MirrorRead(source.served_layout or "v2", source.shown)

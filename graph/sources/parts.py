@@ -1,0 +1,116 @@
+"""What a load read of each remote mirror, kept beside its copy: a reload reads again only
+the mirrors that changed.
+
+A remote mirror's copy (``graph.sources.remote``) changes only when a refresh fetches a new
+index. The rows its reading made (a ``Reader`` of that mirror alone, as a load's second
+process sends one back, ``graph.sources.parallel``) are written beside the copy's folder,
+as ``FOLDER.read.pickle`` (written in it, it would change the folder it describes), under
+a key of all they depend on: the mirror's name, tag, stack, view and position in the load,
+the copy's files (``files.fingerprint``: its index files and folders, which change when
+sizes arrive) and the code that reads and builds. A reload of twelve mirrors where one
+changed reads that one and merges the eleven kept readers, and the store is decided once
+over every row, as a load in two processes does: the answer is that of reading all twelve.
+
+A kept part is a pickle this server wrote into its own cache directory (never one a client
+or a mirror gives); anything wrong with it -- another key, a truncated or damaged file, a
+class that changed -- and the mirror is read again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import files
+from .mirrors import MirrorSource
+
+if TYPE_CHECKING:
+    from .reader import Reader
+
+log = logging.getLogger("cachegraph")
+
+#: The ending of the file beside a copy's folder that holds its kept reading.
+PART = ".read.pickle"
+_DIGEST = 32
+_code: str = ""
+
+
+def code_digest() -> str:
+    """A digest of the source of the modules that make a Reader's rows (``graph/``): a
+    part kept by other code is read again, never merged."""
+    global _code
+    if not _code:
+        top = Path(__file__).resolve().parents[1]
+        digest = hashlib.blake2b(digest_size=16)
+        for path in sorted(top.rglob("*.py")):
+            digest.update(path.relative_to(top).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+        _code = digest.hexdigest()
+    return _code
+
+
+def part_key(source: MirrorSource, position: int) -> str:
+    """What a kept part of ``source`` read at ``position`` depends on, as a digest."""
+    labels = [
+        code_digest(),
+        f"{position} {source.label} {source.tag}:{source.stack}^{source.view}",
+        f"{source.served_layout} {source.error}",
+    ]
+    return files.fingerprint([], labels, [str(source.path)])
+
+
+def kept(source: MirrorSource, position: int) -> Reader | None:
+    """The reading of ``source`` kept for this key, or None (none kept, or not usable)."""
+    path = part_path(source)
+    try:
+        with open(path, "rb") as f:
+            key, checksum = f.readline().split()
+            data = f.read()
+    except (OSError, ValueError):
+        return None
+    if key.decode() != part_key(source, position):
+        return None
+    if hashlib.blake2b(data, digest_size=_DIGEST).hexdigest() != checksum.decode():
+        log.warning("the kept reading of %s is damaged: reading it again", source.shown)
+        return None
+    try:
+        return pickle.loads(data)
+    except Exception as exc:  # any unpickling failure: the mirror is read again
+        log.warning("the kept reading of %s cannot be used (%s): reading it again",
+                    source.shown, exc)  # fmt: skip
+        return None
+
+
+def keep(source: MirrorSource, position: int, reader: Reader) -> None:
+    """Write ``reader`` (``source`` alone, read at ``position``) beside its copy, whole or
+    not at all (a temporary file renamed over the last)."""
+    path = part_path(source)
+    data = pickle.dumps(reader, protocol=5)
+    checksum = hashlib.blake2b(data, digest_size=_DIGEST).hexdigest()
+    head = f"{part_key(source, position)} {checksum}\n"
+    handle, temporary = tempfile.mkstemp(prefix=".read-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as f:
+            f.write(head.encode())
+            f.write(data)
+        os.replace(temporary, path)
+    except OSError as exc:
+        log.warning("cannot keep the reading of %s: %s", source.shown, exc)
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def part_path(source: MirrorSource) -> Path:
+    """Where ``source``'s reading is kept: beside its copy's folder."""
+    return Path(source.path).with_name(Path(source.path).name + PART)
+
+
+def keeps(source: MirrorSource) -> bool:
+    """Whether ``source``'s reading is kept: a remote mirror with a copy held."""
+    return bool(source.url) and (Path(source.path) / "state.json").is_file()
