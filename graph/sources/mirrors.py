@@ -321,10 +321,10 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
     if (path / "v3" / "layout.json").is_file():
         return _read_v3(path, source.view, copy=bool(source.url))
     if path.is_file():
-        return _read_v2(path.parent, path)
+        return _read_v2(path.parent, path, copy=bool(source.url))
     folder = path / "build_cache" if (path / "build_cache").is_dir() else path
     if folder.is_dir():
-        return _read_v2(folder, folder / "index.json")
+        return _read_v2(folder, folder / "index.json", copy=bool(source.url))
     read = MirrorRead("v2", str(path))
     read.problem(path, "no such file or folder" if not path.exists() else "not a build cache")
     return read
@@ -333,7 +333,8 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
 # -- v2 --------------------------------------------------------------------------------
 
 
-def _read_v2(folder: Path, index: Path) -> MirrorRead:
+def _read_v2(folder: Path, index: Path, copy: bool = False) -> MirrorRead:
+    """``copy``: a remote mirror's copy, which holds no tarball to look at."""
     read = MirrorRead("v2", str(index if index.name != "index.json" else folder))
     if index.is_file():
         data = _bytes(read, index, MAX_INDEX_BYTES)
@@ -358,7 +359,9 @@ def _read_v2(folder: Path, index: Path) -> MirrorRead:
         found = _HASH_AT_END.search(name)
         if found is not None:
             stems.setdefault(found.group(1), name[: found.start()] + f"-{found.group(1)}")
-    read.tarball_of = lambda _, hash, entry: _v2_tarball(folder, hash, entry, stems.get(hash))
+    read.tarball_of = lambda _, hash, entry: _v2_tarball(
+        folder, hash, entry, stems.get(hash), look=not copy
+    )
 
     def later(read: MirrorRead, listed: set[str]) -> None:
         """Without an index, every spec file; beside one, none: Spack lists what the index
@@ -504,8 +507,11 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
         )
 
 
-def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple[str, float | None]:
-    """Where a v2 mirror keeps a spec's tarball, and its size where known."""
+def _v2_tarball(
+    folder: Path, hash: str, entry: dict, stem: str | None, look: bool = True
+) -> tuple[str, float | None]:
+    """Where a v2 mirror keeps a spec's tarball, and its size where known (the index's
+    ``archive_size``, else, when ``look``, the file's)."""
     node = index_node(entry)
     node = node if isinstance(node, dict) else {}
     name, version = node.get("name", "?"), node.get("version", "?")
@@ -523,6 +529,8 @@ def _v2_tarball(folder: Path, hash: str, entry: dict, stem: str | None) -> tuple
     below = os.path.join(arch, compiler, f"{name}-{version}", f"{stem}.spack")
     size = entry.get("archive_size")
     if not isinstance(size, int | float) or isinstance(size, bool):
+        size = None
+    if size is None and look:
         try:
             size = float(os.stat(os.path.join(folder, below)).st_size)
         except OSError:
