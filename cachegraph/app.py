@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import logging
 import signal
@@ -193,7 +194,7 @@ class Lifespan:
         service.observe(state.last)
         hangup = _on_hangup(lambda: asyncio.ensure_future(service.reload()))
         refreshing = None
-        if state.sources.remote() and state.graph is not None:
+        if (state.sources.remote() or state.sources.index_first) and state.graph is not None:
             settings = service.settings
             refreshing = asyncio.ensure_future(
                 _refreshing(state, settings.refresh, settings.remote_sizes, service.observe)
@@ -292,14 +293,12 @@ def app_from_environment() -> Starlette:
 async def _refreshing(
     state: State, period: float, sizes: bool, observe: Callable[[Outcome], None]
 ) -> None:
-    """The sizes the remote mirrors' copies lack (``sizes``), fetched once served (loaded
-    again when any came); then, every ``period`` seconds (0: never), a check of the remote
-    mirrors, loading again when one changed. A check that fails keeps that mirror's last good
-    data (marked stale) and is said in its ``MirrorWatch``; nothing here ever ends the
-    server."""
-
-    async def nothing() -> None:
-        return None
+    """What the load served left for later, once served: the sizes the remote mirrors' copies
+    lack (``sizes``: fetched, loaded again when any came) and the index-first mirrors' spec
+    manifests; then, every ``period`` seconds (0: never; none without a remote mirror), a
+    check of the remote mirrors, loading again when one changed. A check that fails keeps
+    that mirror's last good data (marked stale) and is said in its ``MirrorWatch``; nothing
+    here ever ends the server."""
 
     def scheduled(period: float) -> float:
         # said before the step: the status view must not read "refreshing is off" while a
@@ -309,7 +308,9 @@ async def _refreshing(
             watch.next_check = due
         return due
 
-    step = state.sized if sizes else nothing
+    if not state.sources.remote():
+        period = 0.0
+    step = functools.partial(state.sized, sizes)
     due = scheduled(period) if period > 0 else 0.0
     while True:
         try:

@@ -71,6 +71,14 @@ class Settings:
         "fetch each remote v3 mirror's spec manifests once its data is served (a request a "
         "spec, kept in the cache directory) for sizes and tarballs, then load again",
     )
+    index_first_bytes: int = _setting(
+        32 << 20,
+        "a local v3 mirror with an index of at least this many bytes is served from its index "
+        "first (as Spack lists a mirror); its spec manifests (sizes, tarballs, the checks of "
+        "their blobs) are read by a second process once served, then loaded again; -1: every "
+        "mirror read whole before serving",
+        "BYTES",
+    )
     cache_dir: str = _setting(
         "",
         "where remote mirrors' indices are kept with their hashes and ETags (a restart asks "
@@ -287,6 +295,7 @@ class Settings:
             self.snapshot,
             cache_dir=self.cache_dir,
             fetch_limits=self.fetch_limits(),
+            index_first_bytes=None if self.index_first_bytes < 0 else self.index_first_bytes,
         )
         sources.changes = self.change_log(sources.remote())
         return sources
@@ -360,6 +369,7 @@ _ALLOWED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "fetch_timeout": (lambda v: 0 < v < math.inf, "a number of seconds above 0"),
     "max_index_bytes": (_at_least(1), "at least 1"),
     "change_log_bytes": (_at_least(1), "at least 1"),
+    "index_first_bytes": (_at_least(-1), "-1 (off) or a number of bytes"),
     "ca_bundle": (lambda v: not ca_bundle_problem(v), "a readable file of PEM CA certificates"),
 }
 

@@ -54,6 +54,12 @@ class DataSources:
     watches: dict[str, MirrorWatch] = field(default_factory=dict)
     #: what each load changed in each mirror (None: not kept)
     changes: ChangeLog | None = None
+    #: a local v3 mirror with an index of this many bytes or more is served from its index
+    #: first, its spec manifests read by a later load (``graph.sources.loader.index_first``);
+    #: None: every mirror read whole
+    index_first_bytes: int | None = None
+    #: the mirrors the last load read by their index only: a later load reads them whole
+    index_first: list[str] = field(default_factory=list)
     #: the sources' fingerprint being worked out, started before the first load
     _fingerprint: files.Fingerprint | None = field(
         default=None, init=False, repr=False, compare=False
@@ -156,9 +162,20 @@ def load_sources(
             else:
                 progress = ProgressLine()
                 ready = pending.result if pending else None
-                graph, report = load(paths, mirrors, progress=progress, before_reading=ready)
+                first = None if aside else sources.index_first_bytes
+                graph, report = load(
+                    paths, mirrors, progress=progress, before_reading=ready, index_first_bytes=first
+                )
                 progress.done()
             key = pending.result() if pending else ""
+            if report.index_first:  # the snapshot is of the whole data: the later load's
+                key = ""
+                log.info(
+                    "served from the index of %s first; their spec manifests (sizes, tarballs, "
+                    "the checks of their blobs) are read next, by a second process",
+                    ", ".join(report.index_first),
+                )
+        sources.index_first = list(report.index_first)
         # Set the new objects aside before the collector runs again: else its
         # first run scans them all.
         settle(collect=False)
@@ -280,11 +297,13 @@ class State:
         self.last = Outcome(True, time.time(), report.summary(), problems)
         return self.last
 
-    async def reload(self, checked: bool = False) -> Outcome:
+    async def reload(self, checked: bool = False, whole: bool = False) -> Outcome:
         """Load the sources again and serve them unless they hold no spec or have more errors
         than the data being served had: a server that started with errors still takes new
         data, and a reload never serves data worse than what it replaces. ``checked``: the
-        remote mirrors were just checked (a refresh)."""
+        remote mirrors were just checked (a refresh). ``whole``: it reads what the load served
+        left for later (index-first mirrors' spec manifests): what it finds wrong was there
+        before, unread, so more errors do not refuse it."""
         async with self._lock:
             try:
                 graph, report, key = await anyio.to_thread.run_sync(
@@ -296,7 +315,7 @@ class State:
                 return self.last
             problems = [str(p) for p in report.problems]
             before = len(self.report.errors) if self.report is not None else 0
-            if not report.specs or len(report.errors) > before:
+            if not report.specs or (len(report.errors) > before and not whole):
                 why = (
                     "no specs" if not report.specs
                     else f"{counted(len(report.errors), 'error')}, more than the {before} of the "
@@ -316,19 +335,23 @@ class State:
             settle(collect=True)
             return self.last
 
-    async def sized(self) -> Outcome | None:
-        """Fetch the sizes remote v3 mirrors' copies lack (in a second process); when any
-        came, load again. None when none came."""
+    async def sized(self, remote: bool = True) -> Outcome | None:
+        """Load again with what the load served left for later: the sizes remote v3 mirrors'
+        copies lack, fetched by a second process (unless ``remote`` is False), and the spec
+        manifests of the local mirrors read by their index first. None when there was none."""
         sources = self.sources
-        cache_dir = sources.cache_dir or default_cache_dir()
-        fetched = await anyio.to_thread.run_sync(
-            fetch_sizes_aside, sources.mirrors, cache_dir, sources.fetch_limits
-        )
-        if not fetched:
+        fetched = 0
+        if remote and sources.remote():
+            cache_dir = sources.cache_dir or default_cache_dir()
+            fetched = await anyio.to_thread.run_sync(
+                fetch_sizes_aside, sources.mirrors, cache_dir, sources.fetch_limits
+            )
+        if fetched:
+            log.info("fetched the spec manifests of %s: loading again with their sizes",
+                     counted(fetched, "spec"))  # fmt: skip
+        elif not sources.index_first:
             return None
-        log.info("fetched the spec manifests of %s: loading again with their sizes",
-                 counted(fetched, "spec"))  # fmt: skip
-        return await self.reload(checked=True)
+        return await self.reload(checked=True, whole=bool(sources.index_first))
 
     async def refresh(self) -> Outcome | None:
         """Check the remote mirrors; when any changed, load again (a reload, swapped in whole

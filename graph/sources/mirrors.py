@@ -85,6 +85,9 @@ class MirrorSource:
     error: str = ""
     #: a remote mirror's layout as served ("oci" for a registry; the copy reads as v2)
     served_layout: str = ""
+    #: a local v3 mirror read by its index only, as Spack reads one: its spec manifests
+    #: (sizes, tarballs, the checks of its blobs) are left to a later load
+    index_first: bool = False
 
     @property
     def shown(self) -> str:
@@ -309,6 +312,11 @@ class MirrorRead:
         self.read_later(self, listed)
 
 
+def is_v3(source: MirrorSource) -> bool:
+    """Whether a local mirror is in the v3 layout (its ``v3/layout.json``)."""
+    return (source.viewed().path / "v3" / "layout.json").is_file()
+
+
 def read_mirror(source: MirrorSource) -> MirrorRead:
     """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts.
 
@@ -319,7 +327,7 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
     if source.served_layout == "oci":
         return _read_oci(path)
     if (path / "v3" / "layout.json").is_file():
-        return _read_v3(path, source.view, copy=bool(source.url))
+        return _read_v3(path, source.view, copy=bool(source.url), index_only=source.index_first)
     if path.is_file():
         return _read_v2(path.parent, path, copy=bool(source.url))
     folder = path / "build_cache" if (path / "build_cache").is_dir() else path
@@ -553,7 +561,10 @@ def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[s
 # -- v3 --------------------------------------------------------------------------------
 
 
-def _read_v3(root: Path, view: str = "", copy: bool = False) -> MirrorRead:
+def _read_v3(
+    root: Path, view: str = "", copy: bool = False, index_only: bool = False
+) -> MirrorRead:
+    """``index_only``: with an index, no spec manifest is looked at (``index_first``)."""
     read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
     read.signed = (root / "v3" / "manifests" / "key").is_dir()
     layout = root / "v3" / "layout.json"
@@ -570,7 +581,9 @@ def _read_v3(root: Path, view: str = "", copy: bool = False) -> MirrorRead:
         return read
     if manifests:
         read.index = (manifests[0], _v3_index_chunks(read, root, manifests))
-    listed = _spec_manifests(root / "v3" / "manifests" / "spec")
+    spec_folder = root / "v3" / "manifests" / "spec"
+    # index-first, listed only where the index cannot be read (a million files at a million)
+    listed = [] if manifests and index_only else _spec_manifests(spec_folder)
     if not manifests and not listed:
         read.problem(root, "v3 mirror without an index manifest or spec manifests")
     # The tarball of a spec comes from its spec manifest, read with the rest.
@@ -579,6 +592,10 @@ def _read_v3(root: Path, view: str = "", copy: bool = False) -> MirrorRead:
     def later(read: MirrorRead, indexed: set[str]) -> None:
         """Each spec manifest's tarball; the spec blob of each, without an index (beside
         one, a spec it does not list is not in the mirror: said, not read)."""
+        if index_only and read.indexed:
+            return
+        if manifests and index_only:  # its index could not be read after all
+            listed.extend(_spec_manifests(spec_folder))
         unlisted = []
         for manifest in deadline.stopping_checked(listed):
             found = _MANIFEST_HASH.search(manifest)

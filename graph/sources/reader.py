@@ -86,6 +86,9 @@ class LoadReport:
     unresolved: int = 0
     #: mirror -> the named index views it has, each loaded as a mirror and stack of its own
     views: dict[str, list[str]] = field(default_factory=dict)
+    #: the local v3 mirrors read by their index only: their spec manifests (sizes, tarballs,
+    #: the checks of their blobs) come with a later load
+    index_first: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
 
