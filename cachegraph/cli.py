@@ -135,6 +135,7 @@ def _sources(args: argparse.Namespace, paths: list[str] | None = None) -> DataSo
     sources = base.data_sources(_mirrors(args))
     sources.paths = _data(args) if paths is None else paths
     sources.snapshot = ""  # a command reads its data; only a server keeps a snapshot
+    sources.index_first_bytes = None  # and answers on the whole of it: no later load
     return sources
 
 
