@@ -47,7 +47,7 @@ def load_aside(
     try:
         done = subprocess.run(
             [sys.executable, "-c", "from cachegraph.aside import main; main()"],
-            input=pickle.dumps((paths, mirrors, out)),
+            input=pickle.dumps((os.getpid(), paths, mirrors, out)),
             env={**os.environ, "PYTHONPATH": path},
             start_new_session=True,  # a terminal's Ctrl-C reaches the server, which ends it
             check=False,
@@ -70,12 +70,21 @@ def load_aside(
             os.unlink(out)
 
 
+def _ends_with(server: int) -> None:
+    """End this process when the server does (Linux): at once if it already has. The signal
+    is asked for only once Python runs here, and a server stopped while this one started
+    (a Ctrl-C during a reload) would leave it running on, fetching, for hours."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != server:
+        os._exit(0)
+
+
 def main() -> None:
     """The second process: load what was sent, write the store to the path sent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):  # ends with the server (Linux)
-        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    paths, mirrors, out = pickle.loads(sys.stdin.buffer.read())
+    server, paths, mirrors, out = pickle.loads(sys.stdin.buffer.read())
+    _ends_with(server)
     # One process: the server keeps a core to answer on (two load processes beside it on a
     # two-core machine made the point query's p99 six times its idle one)
     graph, report = load(paths, mirrors, processes=1)
@@ -93,7 +102,7 @@ def fetch_sizes_aside(mirrors: list[MirrorSource], cache_dir: str, limits: Fetch
     try:
         done = subprocess.run(
             [sys.executable, "-c", "from cachegraph.aside import sizes_main; sizes_main()"],
-            input=pickle.dumps((mirrors, cache_dir, limits)),
+            input=pickle.dumps((os.getpid(), mirrors, cache_dir, limits)),
             env={**os.environ, "PYTHONPATH": path},
             start_new_session=True,
             capture_output=True,
@@ -110,8 +119,6 @@ def fetch_sizes_aside(mirrors: list[MirrorSource], cache_dir: str, limits: Fetch
 
 def sizes_main() -> None:
     """The second process: fetch the spec manifests, print how many were fetched."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    mirrors, cache_dir, limits = pickle.loads(sys.stdin.buffer.read())
+    server, mirrors, cache_dir, limits = pickle.loads(sys.stdin.buffer.read())
+    _ends_with(server)
     print(fetch_sizes(mirrors, cache_dir, limits))

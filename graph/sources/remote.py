@@ -466,7 +466,7 @@ def fetch_spec_manifests(remote: Remote, view: str, copy: Path, fetcher: Fetcher
     def fetch(relative: str) -> Any:
         return fetcher.get(remote, relative, limit=SMALL)
 
-    return _fetch_missing(copy, indexed, held, fetch)
+    return _fetch_missing(remote.shown, copy, indexed, held, fetch)
 
 
 def fetch_oci_manifests(remote: Remote, copy: Path, fetcher: Fetcher) -> int:
@@ -483,26 +483,43 @@ def fetch_oci_manifests(remote: Remote, copy: Path, fetcher: Fetcher) -> int:
         tag = relative.removeprefix(f"{OCI_MANIFESTS}/").removesuffix(".json")
         return _oci_get(check, f"{base}/{tag}", {"Accept": OCI_MANIFEST})
 
-    return _fetch_missing(copy, indexed, held, fetch)
+    return _fetch_missing(remote.shown, copy, indexed, held, fetch)
+
+
+#: Fetches of one mirror's sizes that fail in a row by the server (unreachable, or 5xx after
+#: their retries) before the rest wait for its next check: a mirror that went down midway
+#: is not asked once a spec (a quarter of a million), each with its retries.
+GIVE_UP_AFTER = 32
 
 
 def _fetch_missing(
-    copy: Path, indexed: list[str], held: Iterable[Path], fetch: Callable[[str], Any]
+    shown: str,
+    copy: Path,
+    indexed: list[str],
+    held: Iterable[Path],
+    fetch: Callable[[str], Any],
 ) -> int:
     """Fetch ``indexed`` files (below ``copy``) not held yet, ``CHECKS_AT_ONCE`` at a time;
     drop the ``held`` ones no longer indexed (their spec left the index). A file that cannot
-    be fetched is asked again at the next check."""
+    be fetched is asked again at the next check, as are all that are left once
+    ``GIVE_UP_AFTER`` fail in a row by the server."""
     listed = set(indexed)
     for path in held:
         if path.relative_to(copy).as_posix() not in listed:
             path.unlink()
     wanted = [m for m in indexed if not (copy / m).is_file()]
 
+    in_a_row = [0]  # failures by the server, in a row (threads add to it: about is enough)
+
     def fetched(relative: str) -> bool:
+        if in_a_row[0] >= GIVE_UP_AFTER:
+            return False
         try:
             got = fetch(relative)
-        except FetchError:
+        except FetchError as exc:
+            in_a_row[0] += exc.status is None or exc.status >= 500
             return False
+        in_a_row[0] = 0
         if got.status != 200:
             return False
         target = copy / relative
@@ -513,7 +530,11 @@ def _fetch_missing(
         return True
 
     with ThreadPoolExecutor(CHECKS_AT_ONCE, thread_name_prefix="sizes") as pool:
-        return sum(pool.map(fetched, wanted))
+        count = sum(pool.map(fetched, wanted))
+    if in_a_row[0] >= GIVE_UP_AFTER:
+        log.warning("mirror %s: %s fetches of its sizes in a row failed; the rest (of %s) are "
+                    "asked at its next check", shown, GIVE_UP_AFTER, len(wanted))  # fmt: skip
+    return count
 
 
 def fetch_sizes(sources: list, cache_dir: str | os.PathLike, limits: FetchLimits) -> int:

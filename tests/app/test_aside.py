@@ -4,10 +4,15 @@ process cannot do it, the caller is told so and loads itself."""
 from __future__ import annotations
 
 import logging
+import os
+import pickle
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cachegraph.graph import load
+from cachegraph.graph.sources.fetch import FetchLimits
 
 from cachegraph.aside import load_aside
 from cachegraph.sources import default_data, default_mirrors
@@ -38,3 +43,18 @@ def test_a_second_process_that_fails_is_said_and_gives_none(monkeypatch, caplog)
     assert [r.getMessage() for r in caplog.records] == [
         "the reload's second process failed (exit 1): loading here"
     ]
+
+
+@pytest.mark.parametrize(("server", "said"), [("this one", b"0\n"), ("gone", b"")])
+def test_a_second_process_whose_server_is_gone_ends_at_once(tmp_path, server, said):
+    """A second process started while its server stopped (it was sent a server that is not
+    its parent: init took it) ends before any work; with its server, it works and answers."""
+    pid = os.getpid() if server == "this one" else 1
+    done = subprocess.run(
+        [sys.executable, "-c", "from cachegraph.aside import sizes_main; sizes_main()"],
+        input=pickle.dumps((pid, [], str(tmp_path), FetchLimits())),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, said, b"")

@@ -15,21 +15,32 @@ import socket
 import socketserver
 import threading
 import time
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from cachegraph.graph import MirrorSource
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.locations import Remote
-from cachegraph.graph.sources.remote import sync
+from cachegraph.graph.sources.remote import (
+    CHECKS_AT_ONCE,
+    GIVE_UP_AFTER,
+    copy_folder,
+    fetch_spec_manifests,
+    sync,
+)
 
 from cachegraph.state import DataSources, load_sources
+from cachegraph.synthmirror import synthesize_mirrors
 
 pytestmark = pytest.mark.slow
 
 SEEDS = Path(__file__).resolve().parents[3] / "seeds"
 INDEX = SEEDS / "mirrors" / "mpigdb" / "build_cache" / "index.json"
 LIMITS = FetchLimits(read_timeout=2.0, total_timeout=3.0, max_bytes=1 << 20, backoff=0.05)
+#: the requests the bad server was asked, by how it misbehaves
+ASKED: Counter[str] = Counter()
 
 
 def _answer(status: str, body: bytes = b"", headers: tuple[str, ...] = ()) -> bytes:
@@ -50,7 +61,10 @@ class _Bad(socketserver.BaseRequestHandler):
         path = request.split(b" ", 2)[1].decode()
         how = path.strip("/").split("/")[0]
         send = self.request.sendall
-        if not path.endswith("build_cache/index.json"):
+        ASKED[how] += 1
+        if how == "down":  # every file, for ever
+            send(_answer("503 Service Unavailable", headers=("Retry-After: 0",)))
+        elif not path.endswith("build_cache/index.json"):
             send(_answer("404 Not Found"))
         elif how == "slow":  # a byte a second, for ever: the total time ends it
             send(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
@@ -178,3 +192,30 @@ def test_a_body_is_streamed_to_disk_never_held_whole(bad_server, tmp_path):
         tracemalloc.stop()
     assert (got.status, got.size, (tmp_path / "i").stat().st_size) == (200, 100 << 20, 100 << 20)
     assert peak < 16 << 20
+
+
+def test_a_mirror_gone_down_while_its_sizes_are_fetched_is_left_for_its_next_check(
+    bad_server, http_server, tmp_path, caplog
+):
+    """Its copy held, its server answers 503 to everything: once ``GIVE_UP_AFTER`` fetches in
+    a row fail, the rest are not asked (each would be, with its retries: hours at a quarter of
+    a million specs); nothing is fetched, and the log says so once."""
+    tree = tmp_path / "tree"
+    held = synthesize_mirrors(tree, 3000, 2, 0)
+    root = next(p.parent.parent for p in tree.rglob("v3/layout.json"))
+    specs = held[f"{root.parent.name}/{root.name}"]
+    assert specs > 4 * (GIVE_UP_AFTER + CHECKS_AT_ONCE)
+    remote = Remote.parse(http_server.publish(root))
+    asked = ASKED["down"]
+    with Fetcher(replace(LIMITS, max_bytes=64 << 20)) as fetcher:
+        synced = sync(remote, "", tmp_path / "cache", fetcher)
+        assert (synced.held.layout, synced.error) == ("v3", "")
+        copy = copy_folder(tmp_path / "cache", remote.identity)
+        down = Remote.parse(f"{bad_server}/down")
+        assert fetch_spec_manifests(down, "", copy, fetcher) == 0
+    asked = ASKED["down"] - asked
+    assert GIVE_UP_AFTER <= asked <= (GIVE_UP_AFTER + CHECKS_AT_ONCE) * (LIMITS.retries + 1)
+    assert [r.getMessage() for r in caplog.records if "in a row" in r.getMessage()] == [
+        f"mirror {bad_server}/down: {GIVE_UP_AFTER} fetches of its sizes in a row failed; the "
+        f"rest (of {specs}) are asked at its next check"
+    ]
