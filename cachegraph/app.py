@@ -21,7 +21,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute, get_route_path
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cachegraph.graph import CacheGraph, deadline, memory
 from cachegraph.schema import build_schema
@@ -292,13 +292,44 @@ def middleware(settings: Settings, metrics: Metrics) -> list[Middleware]:
             body_bytes_in_flight=settings.body_bytes_in_flight,
         ),
         Middleware(
-            CORSMiddleware,
+            LeanCORS,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST"],
             allow_headers=["content-type", "authorization", "x-request-id"],
             expose_headers=["x-request-id"],
         ),
     ]
+
+
+class LeanCORS(CORSMiddleware):
+    """Starlette's CORS middleware, without its header objects for a request naming no
+    ``Origin`` (every request but a browser's from another site), whose answer only gains
+    ``Vary: Origin``, set as Starlette sets it: the header objects and the extra send took
+    4-5% of a point query's time on the server (issue 43)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or any(name == b"origin" for name, _ in scope["headers"]):
+            await super().__call__(scope, receive, send)
+            return
+
+        async def varied(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = _vary_origin(message.get("headers", []))
+            await send(message)
+
+        await self.app(scope, receive, varied)
+
+
+def _vary_origin(headers: list) -> list:
+    """The headers with ``vary`` holding the values it had and ``Origin``: one header in
+    the place of the first, as Starlette's ``MutableHeaders`` writes it."""
+    varies = [i for i, (name, _) in enumerate(headers) if name == b"vary"]
+    value = b", ".join([*(headers[i][1] for i in varies), b"Origin"])
+    if not varies:
+        return [*headers, (b"vary", value)]
+    kept = [h for i, h in enumerate(headers) if i not in varies[1:]]
+    kept[varies[0]] = (b"vary", value)
+    return kept
 
 
 def served_schema(settings: Settings, *, traced: bool = False) -> strawberry.Schema:
