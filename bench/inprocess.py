@@ -1,13 +1,14 @@
 """Issue 43 item 2: a small answer's processor time in the app alone, without sockets.
 
-    python -m bench.inprocess [--checkout DIR] [--requests 3000] {healthz,typename,point}
+    python -m bench.inprocess [--requests 3000] {healthz,typename,point}
 
 The app (``create_app``, the bundled data, response cache off) is called as an ASGI app by
 this process on uvloop, each request's body given at once, the answer's messages kept:
 what the server's own code costs a request, apart from the HTTP stack and the client, which
 on a machine shared with other work vary more than it does. Prints the processor µs of a
-request, best and median of five runs of ``--requests`` after 300 unmeasured. ``--checkout``
-serves another checkout's code (``git archive REV | tar -x -C DIR``) to compare.
+request, best and median of five runs of ``--requests`` after 300 unmeasured.
+It measures the checkout it runs in: to compare another (``git archive REV | tar -x -C
+DIR``), copy this file into its ``bench/`` and run it there.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 import orjson
 
@@ -75,11 +75,8 @@ async def measure(kind: str, n: int) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kind", choices=["healthz", "typename", "point"])
-    parser.add_argument("--checkout", type=Path, help="another checkout's code to measure")
     parser.add_argument("--requests", type=int, default=3000)
     args = parser.parse_args()
-    if args.checkout:
-        sys.path.insert(0, str(args.checkout.resolve()))
     os.environ["CACHEGRAPH_RESPONSE_CACHE"] = "0"
     import uvloop
 

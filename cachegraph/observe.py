@@ -455,7 +455,9 @@ class BodyDeadlines:
         self.period = period
         self.waiting: dict[asyncio.Task, float] = {}
         self.late: set[asyncio.Task] = set()
-        self._sweeping: asyncio.TimerHandle | None = None
+        #: the loop whose sweep runs (None: none runs); an app a test client served on a
+        #: loop now closed gets a sweep on the next loop that serves it
+        self._swept: asyncio.AbstractEventLoop | None = None
 
     async def receive(self, receive: Callable, due: float) -> dict | None:
         """``receive()``'s message; None when it did not come by ``due`` (monotonic)."""
@@ -468,8 +470,10 @@ class BodyDeadlines:
                 return await receive()
             return None
         self.waiting[task] = due
-        if self._sweeping is None:
-            self._sweeping = asyncio.get_running_loop().call_later(self.period, self._sweep)
+        loop = task.get_loop()
+        if self._swept is not loop:
+            self._swept = loop
+            loop.call_later(self.period, self._sweep, loop)
         try:
             return await receive()
         except asyncio.CancelledError:
@@ -482,15 +486,19 @@ class BodyDeadlines:
         finally:
             del self.waiting[task]
 
-    def _sweep(self) -> None:
-        now = time.monotonic()
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        now, waits = time.monotonic(), False
         for task, due in list(self.waiting.items()):
+            if task.get_loop() is not loop:  # another loop's task: its own sweep's
+                continue
+            waits = True
             if due <= now and task not in self.late:
                 self.late.add(task)
                 task.cancel()
-        self._sweeping = None
-        if self.waiting:
-            self._sweeping = asyncio.get_running_loop().call_later(self.period, self._sweep)
+        if waits:
+            loop.call_later(self.period, self._sweep, loop)
+        elif self._swept is loop:
+            self._swept = None
 
 
 class RequestMiddleware:
