@@ -32,10 +32,11 @@ class GraphQLView:
 
 def _wants_ide(request: Request) -> bool:
     """A browser opening the endpoint: a GET without a query that accepts HTML."""
+    if request.method != "GET":  # a POST's headers and parameters unread: never the IDE
+        return False
     accept = request.headers.get("accept", "")
     return (
-        request.method == "GET"
-        and "query" not in request.query_params
+        "query" not in request.query_params
         and "extensions" not in request.query_params  # a persisted query, by hash
         and ("text/html" in accept or "*/*" in accept)
     )

@@ -169,7 +169,8 @@ class Executor:
             else:
                 traced.finish()
         spent = (time.perf_counter() - started) * 1000
-        response.headers["server-timing"] = f"answer;dur={spent:.3f}"
+        # appended as it is: no other part of the answer sets it (MutableHeaders would scan)
+        response.raw_headers.append((b"server-timing", b"answer;dur=%.3f" % spent))
         return response
 
     async def _answer(self, request: Request, graph: CacheGraph) -> Response:
@@ -364,7 +365,7 @@ class Executor:
             memory.release_aside(body, memory.ANSWER_PAUSE_SECONDS)
             del body
         if key is not None:  # counted once executed: a timeout is not a miss
-            self.metrics.cached.labels("miss").inc()
+            self.metrics.child(self.metrics.cached, "miss").inc()
             if clean:
                 self.responses.put(context.graph, key, payload)
         return payload
@@ -372,7 +373,7 @@ class Executor:
     def _cached(self, graph: CacheGraph, key: Any) -> bytes | None:
         found = self.responses.get(graph, key)
         if found is not None:
-            self.metrics.cached.labels("hit").inc()
+            self.metrics.child(self.metrics.cached, "hit").inc()
             if self.tracing is not None:
                 self.tracing.note(**{"cachegraph.response_cache": "hit"})
         return found
@@ -413,9 +414,9 @@ class Executor:
             except OverBudget as over:
                 return self._over_budget(over)
             if data is not None:
-                self.metrics.executed.labels("direct").inc()
+                self.metrics.child(self.metrics.executed, "direct").inc()
                 return _body(data, None, context.warnings)
-        self.metrics.executed.labels("standard").inc()
+        self.metrics.child(self.metrics.executed, "standard").inc()
         context.prepared, context.spent = prepared, Spent(self.limits.max_cost)
         context.tracing = trace
         try:

@@ -1,0 +1,89 @@
+"""Issue 43 item 2: a small answer's processor time in the app alone, without sockets.
+
+    python -m bench.inprocess [--requests 3000] {healthz,typename,point}
+
+The app (``create_app``, the bundled data, response cache off) is called as an ASGI app by
+this process on uvloop, each request's body given at once, the answer's messages kept:
+what the server's own code costs a request, apart from the HTTP stack and the client, which
+on a machine shared with other work vary more than it does. Prints the processor µs of a
+request, best and median of five runs of ``--requests`` after 300 unmeasured.
+It measures the checkout it runs in: to compare another (``git archive REV | tar -x -C
+DIR``), copy this file into its ``bench/`` and run it there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import orjson
+
+POINT = """query($hash: String!) { spec(hash: $hash) { hash compiler { name version }
+  target { name } stacks { name } } }"""
+
+
+async def call(app, method: str, path: str, body: bytes) -> list[dict]:
+    """The ASGI messages the app sends answering one request."""
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000),
+        "headers": [(b"host", b"localhost"), (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode())],
+    }  # fmt: skip
+    given = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return given.pop() if given else {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
+async def measure(kind: str, n: int) -> tuple[float, float]:
+    from cachegraph.app import create_app
+
+    app = create_app()
+    async with app.router.lifespan_context(app):
+        first = orjson.dumps({"query": "{ specs(first: 50) { nodes { hash } } }"})
+        answer = orjson.loads((await call(app, "POST", "/graphql", first))[1]["body"])
+        hashes = [node["hash"] for node in answer["data"]["specs"]["nodes"]]
+        requests = {
+            "healthz": [("GET", "/healthz", b"")],
+            "typename": [("POST", "/graphql", b'{"query":"{ __typename }"}')],
+            "point": [("POST", "/graphql", orjson.dumps({"query": POINT, "variables": {"hash": h}}))
+                      for h in hashes],
+        }[kind]  # fmt: skip
+        for i in range(300):
+            await call(app, *requests[i % len(requests)])
+        runs = []
+        for _ in range(5):
+            started = time.process_time()
+            for i in range(n):
+                await call(app, *requests[i % len(requests)])
+            runs.append((time.process_time() - started) / n * 1e6)
+    runs.sort()
+    return runs[0], runs[2]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["healthz", "typename", "point"])
+    parser.add_argument("--requests", type=int, default=3000)
+    args = parser.parse_args()
+    os.environ["CACHEGRAPH_RESPONSE_CACHE"] = "0"
+    import uvloop
+
+    best, median = uvloop.run(measure(args.kind, args.requests))
+    print(f"{args.kind}: {best:.1f} µs a request (best of 5), median {median:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
