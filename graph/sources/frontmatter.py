@@ -156,6 +156,7 @@ def check_nesting(text: str | bytes, message: str = TOO_DEEP_JSON, line: int | N
 
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
 def _surely_shallow(data: bytes) -> bool:
@@ -163,8 +164,8 @@ def _surely_shallow(data: bytes) -> bool:
     unbalanced, or not JSON), for the exact scan to decide.
 
     A page's line of records has hundreds of brackets, few levels deep: its strings cut
-    out and every other byte dropped (a few C calls, no regular expression unless a
-    string holds an escape), each ``replace`` takes out the innermost empty pairs of one
+    out and every other byte dropped (a few C calls over the line, no regular expression
+    unless a string holds an escape), each ``replace`` takes out the innermost empty pairs of one
     kind -- one level at most -- so a text empty after MAX_NESTING of them nests at most
     MAX_NESTING deep. A line of records takes three,
     where the exact scan costs several numpy calls a line.
@@ -176,16 +177,20 @@ def _surely_shallow(data: bytes) -> bool:
     >>> _surely_shallow(b"[" * 65 + b"]" * 65), _surely_shallow(b"[{" * 20 + b"}]" * 20)
     (False, True)
     """
-    # With no escape, every second piece between quotes is inside a string; an escaped
-    # quote may hide in one, and then the strings are matched one by one.
-    escaped = b"\\" in data
-    outside = _JSON_STRING.sub(b"", data) if escaped else b"".join(data.split(b'"')[::2])
-    brackets = outside.translate(None, _NOT_BRACKETS)
+    if b"\\" in data:  # an escaped quote may hide in a string: match the strings
+        kept = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    else:
+        # Brackets and quotes only; two quotes side by side open and close an empty string
+        # or close one and open the next, so taking them out leaves what lies outside every
+        # string unchanged; of what remains, every second piece between quotes is inside one.
+        kept = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+        if b'"' in kept:
+            kept = b"".join(kept.split(b'"')[::2])
     for pair in _PAIRS:
-        if not brackets:
+        if not kept:
             return True
-        brackets = brackets.replace(pair, b"")
-    return not brackets
+        kept = kept.replace(pair, b"")
+    return not kept
 
 
 #: The pairs each ``replace`` of _surely_shallow takes out, in turn
