@@ -4,7 +4,7 @@ Uvicorn server, against the floors of the same run and against PostgreSQL + Post
     python -m bench.benchmark [--sizes 10000,100000,1000000] [--requests 200]
                               [--mirror-sizes 10000,100000,250000] [--cache-sizes 1000000]
                               [--remote-mirror-sizes 250000] [--remote-transports http,s3,oci]
-                              [--seconds 10] [--no-peer] [--out docs/benchmarks.md]
+                              [--seconds 10] [--no-peer] [--short] [--out docs/benchmarks.md]
 
 For each size it generates a page tree (``cachegraph synth``, two tags, kept in
 the work folder for the next run) and measures, in one run:
@@ -425,12 +425,19 @@ class Result:
     peer_note: str = ""
 
 
+#: Page records per distinct spec in two tags (the second keeps 60% of the first's specs).
+RECORDS_PER_SPEC = 1.43
+
+
 def tree_of(size: int, args: argparse.Namespace) -> Path:
-    """The generated page tree of ``size`` records (made once, kept in the work folder)."""
-    tree = args.work / f"tree-{size}"
+    """The generated page tree of ``size`` specs (made once, kept in the work folder); with
+    ``--short``, of about ``size`` short page records (``cachegraph.synth``'s short shape)."""
+    short = getattr(args, "short", False)
+    tree = args.work / (f"short-{size}" if short else f"tree-{size}")
     if not (tree / ".complete").exists():
         print(f"[{size:,}] generating the page tree", flush=True)
-        synthesize(tree, size, 2, 1)
+        specs = round(size / RECORDS_PER_SPEC) if short else size
+        synthesize(tree, specs, 2, 1, short=short)
         (tree / ".complete").write_text("")
     return tree
 
@@ -816,7 +823,9 @@ def report(
         f"- command: `python -m bench.benchmark --sizes {','.join(map(str, args.sizes))} "
         f"--mirror-sizes {','.join(map(str, args.mirror_sizes))} "
         f"--cache-sizes {','.join(map(str, args.cache_sizes))} "
-        f"--requests {args.requests} --seconds {args.seconds:g}`",
+        f"--requests {args.requests} --seconds {args.seconds:g}"
+        + (" --short" if args.short else "")
+        + "`",
         f"- questions: each asked {args.requests} times, one client, variables drawn from the "
         "data, response cache off; throughput: "
         f"{CLIENTS} clients for {args.seconds:g} s; client and servers share the machine",
@@ -1033,6 +1042,12 @@ def main() -> int:
     )
     parser.add_argument("--remote-transports", default="http,s3,oci")
     parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument(
+        "--short",
+        action="store_true",
+        help="page trees of short records (about 35 a page, ~460 bytes each): --sizes counts "
+        "page records",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/cachegraph-bench"))
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args()

@@ -512,7 +512,7 @@ def synth(args: argparse.Namespace) -> int:
         return 0
     from .synth import synthesize
 
-    counts = synthesize(args.out, args.specs, args.tags or 1, args.seed)
+    counts = synthesize(args.out, args.specs, args.tags or 1, args.seed, short=args.short)
     print(
         ", ".join(f"{tag}: {counted(n, 'spec')}" for tag, n in counts.items())
         + f"; {args.specs:,} distinct"
@@ -636,6 +636,11 @@ def parser(base: config.Settings | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="write Spack mirrors (v2 layout for the first tag, v3 for later ones) with "
         "dependency DAGs, and mirrors.yaml listing them, instead of pages",
+    )
+    p.add_argument(
+        "--short",
+        action="store_true",
+        help="pages of about 35 short records (~460 bytes, as the public site writes them now)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(

@@ -5,6 +5,11 @@ one to three others, a dozen compilers (``none`` and Spack's ``=`` forms among
 them), several targets and OSes, lognormal specs per package, and variants.
 With several tags, each later tag is a dated snapshot that keeps about 60% of
 the previous tag's hashes and adds new ones.
+
+The ``short`` shape is the public site's own record as it is written today: about 35
+records a page, one or two variants and stacks each, and the ``tarball`` URL that makes
+a record about 460 bytes -- many short records, where the default shape has fewer,
+longer pages.
 """
 
 from __future__ import annotations
@@ -116,6 +121,35 @@ def _record(rng: random.Random, package_variants: list[str], versions: list[str]
     return row
 
 
+def _short_record(
+    rng: random.Random, package: str, tag: str, package_variants: list[str], versions: list[str]
+) -> dict:
+    """A record as the public site writes it now: the fields in its order, with its tarball."""
+    platform, os, targets = rng.choice(PLATFORMS)
+    compiler, target, version, hash = (
+        rng.choice(COMPILERS[2:]), rng.choice(targets), rng.choice(versions), _hash(rng)
+    )  # fmt: skip
+    arch = f"{platform}-{os}-{target}"
+    spec = f"{package}-{version}"
+    built_with = compiler.replace("@=", "-").replace("@", "-")
+    row = {
+        "hash": hash,
+        "compiler": compiler,
+        "versions": [version],
+        "os": os,
+        "platform": platform,
+        "target": target,
+        "variants": sorted(rng.sample(package_variants, rng.randint(1, 2))),
+        "stacks": sorted(rng.sample(STACKS, rng.randint(1, 2))),
+        "size": "-",
+        "tarball": f"https://binaries.spack.io/{tag}/build_cache/{arch}/{built_with}/{spec}/"
+        f"{arch}-{built_with}-{spec}-{hash}.spack",
+    }
+    for a in SAMPLED:
+        row[a.name] = a.sample(rng, row)
+    return row
+
+
 def _page(package: str, tag: str, records: list[dict]) -> str:
     meta = {
         "compilers": sorted({r["compiler"] for r in records}),
@@ -136,8 +170,12 @@ def _page(package: str, tag: str, records: list[dict]) -> str:
     )
 
 
-def synthesize(out: Path, specs: int, tags: int = 1, seed: int = 0) -> dict[str, int]:
+def synthesize(
+    out: Path, specs: int, tags: int = 1, seed: int = 0, short: bool = False
+) -> dict[str, int]:
     """Write ``specs`` distinct specs over ``tags`` tags under ``out``; return specs per tag.
+
+    ``short``: pages of about 35 short records (the module's docstring), not lognormal ones.
 
     The first tag is ``develop``; each later one is a dated snapshot
     (``develop-2025-01-01``...) keeping about 60% of the previous tag's specs,
@@ -153,7 +191,8 @@ def synthesize(out: Path, specs: int, tags: int = 1, seed: int = 0) -> dict[str,
     packages: list[tuple[str, list[str], list[str]]] = []
     sizes: list[int] = []
     while sum(sizes) < first:
-        sizes.append(min(max(1, round(rng.lognormvariate(2.5, 1.3))), 5000, first - sum(sizes)))
+        size = rng.randint(25, 45) if short else round(rng.lognormvariate(2.5, 1.3))
+        sizes.append(min(max(1, size), 5000, first - sum(sizes)))
         versions = [
             f"{rng.randint(0, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"
             for _ in range(rng.randint(1, 4))
@@ -166,7 +205,12 @@ def synthesize(out: Path, specs: int, tags: int = 1, seed: int = 0) -> dict[str,
         current = []
         for (name, variants, versions), old, n in zip(packages, previous, new, strict=True):
             records = [r for r in old if rng.random() < 0.6]
-            records += [_record(rng, variants, versions) for _ in range(n)]
+            records += [
+                _short_record(rng, name, tag, variants[:2], versions)
+                if short
+                else _record(rng, variants, versions)
+                for _ in range(n)
+            ]
             current.append(records)
             if records:
                 path = out / tag / name / "specs.md"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from itertools import chain
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Any, NamedTuple
 
 from ..attributes import (
@@ -61,8 +61,8 @@ _COLUMNS = [itemgetter(name) for name in _FIELDS]
 _HASHES = re.compile(r"[a-z0-9]*")
 
 
-def _sized(row: Any) -> bool:
-    return row.get("size", "-") not in ("-", None)
+_SIZE = methodcaller("get", "size", "-")
+_UNSIZED = {"-", None}
 
 
 #: The one-value fields a page's ``meta`` summarizes.
@@ -91,7 +91,8 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
     if not rows:
         return None
     try:
-        if any(map(_sized, rows)):  # nearly every page says "-": a size goes row by row
+        # nearly every page says "-": a size goes row by row (one C call a row to see it)
+        if not set(map(_SIZE, rows)) <= _UNSIZED:
             return None
         columns = [list(map(column, rows)) for column in _COLUMNS]
         hashes, versions, compilers, oss, platforms, targets, variants, stacks = columns

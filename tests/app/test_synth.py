@@ -36,6 +36,30 @@ def test_synth_writes_a_tree_that_loads_whole(tmp_path, capsys):
     assert stack_overlaps(graph)
 
 
+def test_synth_short_writes_pages_of_short_records_that_load_whole(tmp_path, capsys):
+    """The shape of issue 40 item 1: ~35 records a page of ~460 bytes, as the public site
+    writes them (its tarball URL), few variants."""
+    import orjson
+
+    args = ["synth", str(tmp_path), "--specs", "3000", "--tags", "2", "--seed", "4", "--short"]
+    assert main(args) == 0
+    capsys.readouterr()
+    graph, report = load([tmp_path])
+    assert report.problems == []
+    assert len(graph.all_specs()) == 3000
+    pages = list(tmp_path.glob("*/*/specs.md"))
+    rows = []
+    for page in pages:
+        line = next(x for x in page.read_text().splitlines() if x.startswith("spec_details: "))
+        found = orjson.loads(line.removeprefix("spec_details: "))
+        rows += found
+        assert 400 < len(line) / len(found) < 520  # bytes a record, as written
+    assert 30 < len(rows) / len(pages) <= 45
+    assert len(rows) == report.records
+    assert all(r["tarball"].endswith(f"-{r['hash']}.spack") for r in rows)
+    assert {len(r["variants"]) for r in rows} == {1, 2}
+
+
 def test_synth_is_deterministic(tmp_path):
     from cachegraph.synth import synthesize
 

@@ -12,6 +12,11 @@ from pathlib import Path
 
 import pytest
 from cachegraph.graph import MirrorSource, Problem, load
+from cachegraph.graph.errors import BadRecord
+from cachegraph.graph.sources.chunks import deepest
+from cachegraph.graph.sources.frontmatter import MAX_NESTING, _surely_shallow, check_nesting
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import SEEDS
 from tests.mirrors import migrate_to_v3
@@ -152,3 +157,35 @@ def test_a_v3_blob_that_links_out_of_the_mirror_is_read_as_spack_reads_it(shared
     graph, report = load([], [MirrorSource("t", "s", v3)], processes=1)
     assert report.problems == []
     assert len(graph.all_specs()) == 7
+
+
+# The quick proof that a line is shallow (frontmatter._surely_shallow) never lets a deep one
+# by: on texts of brackets, quotes and escapes nested near the limit, check_nesting refuses
+# exactly those the exact scan (chunks.deepest) finds deeper than 64 levels.
+_PIECES = st.sampled_from(["[", "]", "{", "}", '"', "\\", '\\"', "a", ",", "[]", "{}"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=55, max_value=75),
+    st.lists(_PIECES, max_size=40),
+    st.lists(_PIECES, max_size=40),
+    st.sampled_from(["[]", "{}", "[{}]"]),
+)
+def test_a_line_is_refused_exactly_when_it_nests_too_deep(depth, before, after, pair):
+    opens = "".join(pair[: len(pair) // 2] for _ in range(depth))
+    closes = "".join(pair[len(pair) // 2 :] for _ in range(depth))
+    text = "".join(before) + opens + "".join(after) + closes + "[]" * 40
+    deep = deepest(text.encode()) > MAX_NESTING
+    try:
+        check_nesting(text)
+        refused = False
+    except BadRecord:
+        refused = True
+    assert refused == deep
+
+
+def test_a_real_page_line_takes_the_quick_proof():
+    line = json.dumps([{"hash": "a" * 32, "versions": ["1.0"], "variants": ["+mpi", "a=\"[\""],
+                        "stacks": ["e4s"]}] * 50)  # fmt: skip
+    assert _surely_shallow(line.encode())
