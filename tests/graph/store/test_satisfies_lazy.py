@@ -39,7 +39,7 @@ def deep(tmp_path_factory):
 def depth(G) -> int:
     """The longest chain of dependencies, counted level by level (what the lazy path must
     not pay for)."""
-    indptr, indices = G.store.deps
+    indptr, _ = G.store.deps
     remaining = np.diff(indptr).astype(np.int64)  # children not yet levelled, per spec
     parents_ptr, parents = G.store.rdeps
     frontier = np.flatnonzero(remaining == 0)
