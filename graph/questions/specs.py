@@ -351,13 +351,11 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
         warnings += req.warnings
     drivers = [(c, None) for c in candidates]
     drivers += [(_key_candidates(G, k), k) for k in keys]
-    if all(c.lazy for c, _ in drivers):
-        # Nothing to drive with but '^' holders: test every spec in order instead of walking
-        # all the holders first (their tests check a first page candidate by candidate).
+    if not drivers:
         return SpecSelection(
             G, np.arange(store.n), _test(G, [], q, tests), q, warnings=tuple(warnings)
         )
-    driver, driver_key = min(drivers, key=lambda d: d[0].size())
+    driver, driver_key = min(drivers, key=lambda d: d[0].count)
     rest = [k for k in keys if k != driver_key]
     selection = SpecSelection(
         G, driver.ranks(), _test(G, rest, q, tests), q, warnings=tuple(warnings)

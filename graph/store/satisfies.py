@@ -56,13 +56,8 @@ class Host:
 class Candidates:
     """Sorted ranks among which every match is, and how many, before making them."""
 
-    count: int | Callable[[], int]
+    count: int
     ranks: Callable[[], np.ndarray]
-    #: counting it means a walk a selection may skip, testing every spec instead
-    lazy: bool = False
-
-    def size(self) -> int:
-        return self.count() if callable(self.count) else self.count
 
 
 @dataclass
@@ -102,7 +97,7 @@ def requirement(G: CacheGraph, text: str) -> Requirement:
         found.warnings.append(NO_DEPENDENCIES.format(text=text))
     for node in constraint.transitive:
         holders = holding(G, node)
-        found.candidates.append(Candidates(lambda h=holders: h.count, holders.ranks, lazy=True))
+        found.candidates.append(Candidates(holders.count, holders.ranks))
         found.tests.append(holders.test)
     return found
 
@@ -524,119 +519,20 @@ def _allowed_targets(node: Node) -> frozenset[str]:
 # -- ^dependencies -----------------------------------------------------------------------
 
 
-#: the most candidates a ``^`` test checks one by one (downward, from each candidate)
-#: before walking every dependent instead; 0 always walks them all
-LAZY_BLOCK = 4096
-#: the most specs those checks may visit, all blocks together, before the whole walk
-LAZY_VISITS = 20_000
-
-
+@dataclass(frozen=True)
 class Holders:
-    """The specs whose dependency DAG has a node satisfying some node constraint.
+    """The specs whose dependency DAG has a node satisfying some node constraint."""
 
-    ``mask`` and ``count`` walk every dependent of the satisfying nodes (38% of all specs
-    for a common library). ``test`` of a small block (a first page) instead checks each
-    candidate downward, sharing what it learnt between candidates, and stops a candidate
-    at its first satisfying dependency: its cost follows the specs it visits, not the
-    DAGs' depth. Past ``LAZY_VISITS`` visits, or on a large block, it walks them all.
-    """
-
-    def __init__(self, G: CacheGraph, starts: np.ndarray, built: np.ndarray) -> None:
-        #: specs with a link/run edge to a satisfying node; specs with a build edge to one
-        self._G, self._starts, self._built = G, starts, built
-        self._mask: np.ndarray | None = None
-        #: rank -> whether its link/run DAG holds a start (ranks fully checked only)
-        self._known: dict[int, bool] = {}
-        self._visits = 0
-
-    @property
-    def mask(self) -> np.ndarray:
-        """One boolean a rank."""
-        if self._mask is None:
-            self._mask = _walk_up(self._G, self._starts, self._built)
-        return self._mask
-
-    @property
-    def count(self) -> int:
-        return int(np.count_nonzero(self.mask))
+    #: one boolean a rank
+    mask: np.ndarray
+    count: int
 
     def ranks(self) -> np.ndarray:
         """The holders' ranks, in spec order."""
         return np.flatnonzero(self.mask)
 
     def test(self, ranks: np.ndarray) -> np.ndarray:
-        if self._mask is None and len(ranks) <= LAZY_BLOCK:
-            found = self._check(np.asarray(ranks, np.int64))
-            if found is not None:
-                return found
         return self.mask[ranks]
-
-    def _check(self, ranks: np.ndarray) -> np.ndarray | None:
-        """Each candidate's DAG searched downward (link/run edges) for a start; None when the
-        visits run over their budget or meet a cycle (the whole walk answers then)."""
-        store = self._G.store
-        if not store.edge_count:
-            return np.zeros(len(ranks), bool)
-        n = store.n
-        is_start = np.zeros(n, bool)
-        is_start[self._starts] = True
-        found = is_start[ranks]
-        if len(self._built):
-            built = np.zeros(n, bool)
-            built[self._built] = True
-            found |= built[ranks]
-        down = _link_run_down(self._G)
-        for i in np.flatnonzero(~found).tolist():
-            holds = self._search(int(ranks[i]), is_start, down)
-            if holds is None:
-                return None
-            found[i] = holds
-        return found
-
-    def _search(self, rank: int, is_start: np.ndarray, down: tuple) -> bool | None:
-        """Whether ``rank``'s link/run dependencies reach a start: a depth-first search that
-        records every spec it finishes, so that a spec is searched once per request."""
-        known, (indptr, indices, keep) = self._known, down
-        if rank in known:
-            return known[rank]
-        stack = [(rank, iter(self._children(rank, indptr, indices, keep)))]
-        on_stack = {rank}
-        while stack:
-            node, children = stack[-1]
-            holds = None
-            for child in children:
-                if is_start[child] or known.get(child):
-                    holds = True
-                    break
-                if child in known:
-                    continue
-                if child in on_stack:
-                    return None  # a cycle: a spec on the stack may still hold
-                self._visits += 1
-                if self._visits > LAZY_VISITS:
-                    return None
-                on_stack.add(child)
-                stack.append((child, iter(self._children(child, indptr, indices, keep))))
-                break
-            else:
-                holds = False
-            if holds is None:
-                continue  # went down into a child
-            if holds:  # every spec on the stack reaches this start
-                for above, _ in stack:
-                    known[above] = True
-                return True
-            known[node] = False
-            on_stack.discard(node)
-            stack.pop()
-        return known[rank]
-
-    @staticmethod
-    def _children(
-        rank: int, indptr: np.ndarray, indices: np.ndarray, keep: np.ndarray
-    ) -> list[int]:
-        low, high = int(indptr[rank]), int(indptr[rank + 1])
-        return indices[low:high][keep[low:high]].tolist()
 
 
 def holding(G: CacheGraph, node: Node) -> Holders:
@@ -647,9 +543,8 @@ def holding(G: CacheGraph, node: Node) -> Holders:
 
     The edges to a node satisfying it are found first (for a virtual such as ``mpi``, the
     edges providing it), then their parents, and every spec above those through link and
-    run edges (or, for a small block of candidates, below each). Worked out for each
-    request, not kept: a few milliseconds, and a mask of every spec per constraint would
-    fill the memory of a server asked many.
+    run edges. Worked out for each request, not kept: a few milliseconds, and a mask of
+    every spec per constraint would fill the memory of a server asked many.
 
     >>> from cachegraph.graph.store.example import example_graph
     >>> from cachegraph.graph.spack.constraints import parse
@@ -658,34 +553,16 @@ def holding(G: CacheGraph, node: Node) -> Holders:
     """
     store = G.store
     if not store.edge_count:
-        return Holders(G, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        return Holders(np.zeros(store.n, bool), 0)
     edges = _edges_to(G, node)
     parents = edge_parents(G)[edges]
     types = store.dep_types[edges]
     starts = distinct(parents[(types & store.deptype_mask(("link", "run"))) > 0])
-    built = parents[(types & store.deptype_mask(("build",))) > 0]
-    return Holders(G, np.asarray(starts, np.int64), np.asarray(built, np.int64))
-
-
-def _walk_up(G: CacheGraph, starts: np.ndarray, built: np.ndarray) -> np.ndarray:
-    store = G.store
-    if not store.edge_count:
-        return np.zeros(store.n, bool)
     indptr, indices = store.rdeps
     mask = walks.reached_mask(indptr, indices, starts, _link_run_up(G))
     mask[starts] = True
-    mask[built] = True
-    return mask
-
-
-def _link_run_down(G: CacheGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The dependency rows and which of their edges are link or run: what ``^`` walks down."""
-
-    def compute() -> np.ndarray:
-        store = G.store
-        return (store.dep_types & store.deptype_mask(("link", "run"))) > 0
-
-    return (*G.store.deps, G.memoized("link/run dependencies", compute))
+    mask[parents[(types & store.deptype_mask(("build",))) > 0]] = True
+    return Holders(mask, int(np.count_nonzero(mask)))
 
 
 def _link_run_up(G: CacheGraph) -> np.ndarray:
