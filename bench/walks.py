@@ -1,12 +1,12 @@
-"""The walk questions of issue 40 item 2, in process, before and after in the same run.
+"""The walk questions of issue 40 item 2, in process (a baseline for that item's work).
 
     python -m bench.walks TREE [--rounds 2]
 
 TREE is a ``cachegraph synth --specs N --mirror`` tree (its mirrors.yaml is loaded). The
 bench's own draws (``benchmark.draw_mirror_variables``: its ``^dep@MAJOR:`` constraints,
 500-spec lockfile and most depended-on library) are asked through the schema's compiled
-plan, no HTTP. "before" walks every dependent for ``^`` (``satisfies.LAZY_BLOCK = 0``, the
-previous behaviour); "after" is the default. Rounds interleave the two, on a shared machine.
+plan, no HTTP, ``--rounds`` times (a change is compared by running this on both commits,
+interleaved, on a shared machine).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 
 from cachegraph.graph import load
 from cachegraph.graph.sources.mirrors import mirrors_file
-from cachegraph.graph.store import satisfies
 from cachegraph.schema import schema
 from cachegraph.schema.context import Context
 from graphql import parse
@@ -59,20 +58,11 @@ def main() -> None:
     start = time.perf_counter()
     graph, _ = load([], mirrors_file(args.tree / "mirrors.yaml"))
     print(f"loaded {graph.store.n:,} specs in {time.perf_counter() - start:.0f} s", flush=True)
-    lazy = satisfies.LAZY_BLOCK
     for round in range(args.rounds):
-        for name, block in (("before", 0), ("after", lazy)):
-            satisfies.LAZY_BLOCK = block
-            ms, answers = timed(graph, DEPS, deps)
-            if name == "before":
-                expected = answers
-            else:
-                assert answers == expected, "the lazy ^dep answers differ from the full walk"
-            print(f"round {round + 1} {name}: ^dep@range first 50 p50 {ms:.1f} ms "
-                  f"({len(deps)} constraints)", flush=True)  # fmt: skip
-        satisfies.LAZY_BLOCK = lazy
+        ms, _ = timed(graph, DEPS, deps)
+        print(f"round {round + 1}: ^dep@range first 50 p50 {ms:.1f} ms ({len(deps)} constraints)")
         ms, _ = timed(graph, COVERAGE, [{"lock": environment}] * 5)
-        print(f"round {round + 1}: coverage of the 500-spec lockfile p50 {ms:.1f} ms", flush=True)
+        print(f"round {round + 1}: coverage of the 500-spec lockfile p50 {ms:.1f} ms")
         ms, _ = timed(graph, IMPACT, [{"c": impacted}] * 5)
         print(f"round {round + 1}: impact of {impacted} p50 {ms:.1f} ms (kept after the first)")
 
