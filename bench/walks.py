@@ -1,0 +1,71 @@
+"""The walk questions of issue 40 item 2, in process (a baseline for that item's work).
+
+    python -m bench.walks TREE [--rounds 2]
+
+TREE is a ``cachegraph synth --specs N --mirror`` tree (its mirrors.yaml is loaded). The
+bench's own draws (``benchmark.draw_mirror_variables``: its ``^dep@MAJOR:`` constraints,
+500-spec lockfile and most depended-on library) are asked through the schema's compiled
+plan, no HTTP, ``--rounds`` times (a change is compared by running this on both commits,
+interleaved, on a shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from cachegraph.graph import load
+from cachegraph.graph.sources.mirrors import mirrors_file
+from cachegraph.schema import schema
+from cachegraph.schema.context import Context
+from graphql import parse
+
+from bench.benchmark import MirrorResult, draw_mirror_variables, index_blobs
+from cachegraph.execution import compiled
+
+DEPS = "query($c: String!) { specs(filter: {satisfies: $c}, first: 50) { nodes { hash version } } }"
+COVERAGE = (
+    "query($lock: JSON) { coverage(lockfile: $lock) { total hitCount missCount hitBytes "
+    "cachedRoots entries { hash hit reason } } }"
+)
+IMPACT = (
+    "query($c: String!) { impact(spec: $c) { specCount packages { package { name } specCount } "
+    "stacks { stack { name } specCount } specs(first: 50) { nodes { hash } } } }"
+)
+
+
+def timed(graph, query: str, variables: list[dict]) -> tuple[float, list]:
+    """The median ms of asking ``query`` once with each of ``variables``, and the answers."""
+    plan = compiled.plan(schema, parse(query), None)
+    times, answers = [], []
+    for values in variables:
+        context = Context(graph)
+        start = time.perf_counter()
+        answers.append(plan.answer(values, context))
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), answers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    drawn = draw_mirror_variables(index_blobs(args.tree), MirrorResult(size=0))
+    _, _, deps, environment, _, impacted, _ = drawn
+    start = time.perf_counter()
+    graph, _ = load([], mirrors_file(args.tree / "mirrors.yaml"))
+    print(f"loaded {graph.store.n:,} specs in {time.perf_counter() - start:.0f} s", flush=True)
+    for round in range(args.rounds):
+        ms, _ = timed(graph, DEPS, deps)
+        print(f"round {round + 1}: ^dep@range first 50 p50 {ms:.1f} ms ({len(deps)} constraints)")
+        ms, _ = timed(graph, COVERAGE, [{"lock": environment}] * 5)
+        print(f"round {round + 1}: coverage of the 500-spec lockfile p50 {ms:.1f} ms")
+        ms, _ = timed(graph, IMPACT, [{"c": impacted}] * 5)
+        print(f"round {round + 1}: impact of {impacted} p50 {ms:.1f} ms (kept after the first)")
+
+
+if __name__ == "__main__":
+    main()
