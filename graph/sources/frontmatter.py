@@ -165,10 +165,10 @@ def _surely_shallow(data: bytes) -> bool:
 
     A page's line of records has hundreds of brackets, few levels deep: its strings cut
     out and every other byte dropped (a few C calls over the line, no regular expression
-    unless a string holds an escape), each ``replace`` takes out the innermost empty pairs of one
-    kind -- one level at most -- so a text empty after MAX_NESTING of them nests at most
-    MAX_NESTING deep. A line of records takes three,
-    where the exact scan costs several numpy calls a line.
+    unless a string holds an escape), each ``replace`` takes out the innermost empty pairs
+    of one kind -- one level at most -- so a text empty after MAX_NESTING of them nests at
+    most MAX_NESTING deep. A line of records takes three, where the exact scan costs
+    several numpy calls a line.
 
     >>> _surely_shallow(rb'[{"a": ["]]", "\\"["]}, {"b": {}}]')
     True

@@ -326,7 +326,7 @@ def read_mirror(source: MirrorSource) -> MirrorRead:
     path = source.path
     if source.served_layout == "oci":
         return _read_oci(path)
-    if (path / "v3" / "layout.json").is_file():
+    if is_v3(source):
         return _read_v3(path, source.view, copy=bool(source.url), index_only=source.index_first)
     if path.is_file():
         return _read_v2(path.parent, path, copy=bool(source.url))

@@ -65,16 +65,17 @@ def part_key(source: MirrorSource, position: int) -> str:
     return files.fingerprint([], labels, [str(source.path)])
 
 
-def kept(source: MirrorSource, position: int) -> Reader | None:
-    """The reading of ``source`` kept for this key, or None (none kept, or not usable)."""
+def kept(source: MirrorSource, key: str) -> Reader | None:
+    """The reading of ``source`` kept under ``key`` (``part_key``), or None (none kept, or
+    not usable)."""
     path = part_path(source)
     try:
         with open(path, "rb") as f:
-            key, checksum = f.readline().split()
+            kept_key, checksum = f.readline().split()
             data = f.read()
     except (OSError, ValueError):
         return None
-    if key.decode() != part_key(source, position):
+    if kept_key.decode() != key:
         return None
     if hashlib.blake2b(data, digest_size=_DIGEST).hexdigest() != checksum.decode():
         log.warning("the kept reading of %s is damaged: reading it again", source.shown)
@@ -87,13 +88,13 @@ def kept(source: MirrorSource, position: int) -> Reader | None:
         return None
 
 
-def keep(source: MirrorSource, position: int, reader: Reader) -> None:
-    """Write ``reader`` (``source`` alone, read at ``position``) beside its copy, whole or
-    not at all (a temporary file renamed over the last)."""
+def keep(source: MirrorSource, key: str, reader: Reader) -> None:
+    """Write ``reader`` (``source`` alone) beside its copy under ``key`` (``part_key``),
+    whole or not at all (a temporary file renamed over the last)."""
     path = part_path(source)
     data = pickle.dumps(reader, protocol=5)
     checksum = hashlib.blake2b(data, digest_size=_DIGEST).hexdigest()
-    head = f"{part_key(source, position)} {checksum}\n"
+    head = f"{key} {checksum}\n"
     handle, temporary = tempfile.mkstemp(prefix=".read-", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as f:

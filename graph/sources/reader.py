@@ -422,12 +422,13 @@ class Reader:
             return
         if self.named_again(source):
             return
-        part = parts.kept(source, position)
+        key = parts.part_key(source, position)
+        part = parts.kept(source, key)
         if part is None:
             part = Reader()
             part.at(position)
             part.read_mirror(source)
-            parts.keep(source, position, part)
+            parts.keep(source, key, part)
         self.merge(part)
 
     def named_again(self, source: MirrorSource) -> bool:
