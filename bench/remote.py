@@ -250,11 +250,11 @@ def refresh_unchanged(nginx: StaticServer, work: Path, count: int = 100) -> tupl
             shutil.copytree(source, folder / str(i))
     mirrors = [MirrorSource.parse(f"t:s{i}={nginx.url}/small/{i}") for i in range(count)]
     sources = DataSources(mirrors=mirrors, cache_dir=str(work / "cache-small"))
-    sources.check_remote()  # the first: every index fetched
+    sources.check_sources()  # the first: every index fetched
     log = nginx.state / "access.log"
     before = log.stat().st_size
     started = time.perf_counter()
-    changed = sources.check_remote()
+    changed = sources.check_sources()
     seconds = time.perf_counter() - started
     with log.open("rb") as f:
         f.seek(before)

@@ -478,7 +478,7 @@ def validate(args: argparse.Namespace) -> int:
     sources = _sources(args, given)
     if sources.bundled():
         _say("validate", "no PATH, --data or mirror given: the bundled data, as serve loads it")
-    sources.check_remote()  # each remote mirror read from its local copy, checked first
+    sources.check_sources()  # each remote mirror read from its local copy, checked first
     progress = ProgressLine()
     _, report = load(sources.resolved_paths(), sources.resolved_mirrors(), progress=progress)
     progress.done()

@@ -24,12 +24,10 @@ from cachegraph.graph.questions.mirrors import record_watches
 from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources import files
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
-from cachegraph.graph.sources.remote import (
-    MirrorWatch,
-    default_cache_dir,
-    fetched_mirrors,
-    held_state,
-)
+from cachegraph.graph.sources.loader import sources_of
+from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, held_state
+from cachegraph.graph.sources.remote import checked as remote_checked
+from cachegraph.graph.sources.source import Checking, checked
 from cachegraph.graph.words import counted
 
 from .aside import fetch_sizes_aside, load_aside
@@ -66,20 +64,25 @@ class DataSources:
     )
     #: the mirrors with each remote one as its local copy, as last checked
     _local: list[MirrorSource] | None = field(default=None, init=False, repr=False)
+    #: each local source's fingerprint at the last check, by label
+    _seen: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def remote(self) -> bool:
         """Whether any mirror is remote (then each load checks them first)."""
         return any(m.url for m in self.mirrors)
 
-    def check_remote(self) -> bool:
-        """Check every remote mirror with Spack's cheap request, fetching the changed ones
-        into the cache directory; return whether any changed."""
+    def check_sources(self) -> bool:
+        """With a remote mirror, check every source (``graph.sources.source``): a remote
+        mirror with Spack's cheap request, fetched into the cache directory where it
+        changed; a local source by its fingerprint. Return whether any changed. Without a
+        remote mirror nothing is checked: such a server reloads when asked."""
         if not self.remote():
             return False
         with Fetcher(self.fetch_limits) as fetcher:
-            self._local, changed = fetched_mirrors(
-                self.mirrors, self.cache_dir or default_cache_dir(), fetcher, self.watches
-            )
+            cache_dir = self.cache_dir or default_cache_dir()
+            checking = Checking(fetcher, cache_dir, self.watches, self._seen, remote_checked)
+            found, changed = checked(sources_of(self.paths, self.mirrors), checking)
+        self._local = [s for s in found if isinstance(s, MirrorSource)]
         return changed
 
     def record_changes(self, graph: CacheGraph, at_start: bool) -> None:
@@ -140,7 +143,7 @@ def load_sources(
     """
     started = time.perf_counter()
     if not checked:
-        sources.check_remote()
+        sources.check_sources()
     paths, mirrors = sources.resolved_paths(), sources.resolved_mirrors()
     with collector_paused():
         pending = sources.fingerprinting()
@@ -357,7 +360,7 @@ class State:
         """Check the remote mirrors; when any changed, load again (a reload, swapped in whole
         once built). None when nothing changed."""
         async with self._lock:
-            changed = await anyio.to_thread.run_sync(self.sources.check_remote)
+            changed = await anyio.to_thread.run_sync(self.sources.check_sources)
         if not changed:
             return None
         log.info("a remote mirror changed: loading again")

@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .sources import files
+from .sources import files, source
+from .sources.loader import sources_of
 from .sources.mirrors import MirrorSource
 from .sources.reader import LoadReport, Problem
 from .store.columns import Store
@@ -65,28 +66,20 @@ class Refused:
 
 
 def fingerprint(paths: Iterable[str | os.PathLike], mirrors: Iterable[MirrorSource] = ()) -> str:
-    """A digest of the sources: what ``files.fingerprint`` says of them, with the mirrors'
-    names, tags and stacks and this snapshot format."""
-    return files.fingerprint(*_described(paths, mirrors))
+    """A digest of the sources ``paths`` and ``mirrors`` name (each one's fingerprint,
+    ``graph.sources.source``) and this snapshot format."""
+    return source.fingerprint(sources_of(paths, mirrors), _labels())
 
 
 def fingerprinting(
     paths: Iterable[str | os.PathLike], mirrors: Iterable[MirrorSource] = ()
 ) -> files.Fingerprint:
     """``fingerprint`` worked out in a second process while this one reads a snapshot."""
-    return files.Fingerprint(*_described(paths, mirrors))
+    return source.fingerprinting(sources_of(paths, mirrors), _labels())
 
 
-def _described(paths, mirrors) -> tuple[list[str], list[str], list[str]]:
-    mirrors = list(mirrors)
-    labels = [
-        f"{FORMAT} {sys.version_info[:2]}",
-        *(
-            f"mirror {s.label} {s.tag}:{s.stack}" + (f"^{s.view}" if s.view else "")
-            for s in mirrors
-        ),
-    ]
-    return list(map(str, paths)), labels, [str(s.path) for s in mirrors]
+def _labels() -> list[str]:
+    return [f"{FORMAT} {sys.version_info[:2]}"]
 
 
 def checksum(data) -> str:

@@ -201,11 +201,19 @@ def read_regular(path: str | os.PathLike, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
-class Fingerprint:
-    """``fingerprint`` worked out in a second process; ``result()`` waits for it."""
+def fingerprints(parts: Sequence[Sequence[Sequence[str]]], labels: Sequence[str] = ()) -> str:
+    """One digest of ``labels`` and the ``fingerprint`` of each part (its arguments: paths,
+    labels, mirrors), in order: a load's sources, each fingerprinted as its kind says."""
+    lines = [*labels, *(fingerprint(*part) for part in parts)]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
-    def __init__(self, paths: Sequence[str], labels: Sequence[str] = (), more: Sequence[str] = ()):
-        self.args = json.dumps([list(map(str, paths)), list(labels), list(map(str, more))])
+
+class Fingerprint:
+    """``fingerprints`` worked out in a second process; ``result()`` waits for it."""
+
+    def __init__(self, parts: Sequence[Sequence[Sequence[str]]], labels: Sequence[str] = ()):
+        self.args = json.dumps([[[list(map(str, a)) for a in part] for part in parts],
+                                list(labels)])  # fmt: skip
         self.digest = ""
         try:
             self.process: subprocess.Popen | None = subprocess.Popen(
@@ -220,9 +228,9 @@ class Fingerprint:
             if self.process.returncode == 0 and len(out.strip()) == 64:
                 self.digest = out.strip().decode()
         if not self.digest:
-            self.digest = fingerprint(*json.loads(self.args))
+            self.digest = fingerprints(*json.loads(self.args))
         return self.digest
 
 
 if __name__ == "__main__":
-    print(fingerprint(*json.loads(sys.argv[1])))
+    print(fingerprints(*json.loads(sys.argv[1])))

@@ -15,20 +15,36 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from pathlib import Path
 
 from .. import deadline
 from ..memory import loading
 from ..store.view import CacheGraph
 from . import parallel
-from .mirrors import INDEX_VERSIONS, MirrorSource, is_v3, with_views
-from .reader import LoadReport, Problem, Reader, source_files
+from .mirrors import INDEX_VERSIONS, MirrorSource, is_v3
+from .reader import LoadReport, Problem, Reader
+from .source import Source
+from .trees import File, Tree
 
-__all__ = ["INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "load"]
+__all__ = [
+    "INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "Source", "load",
+    "load_sources", "sources_of",
+]  # fmt: skip
 
 #: ``--index TAG:STACK=PATH`` of earlier versions: an index is a v2 mirror.
 IndexSource = MirrorSource
 Progress = Callable[[int, int], None]  # (files read, rows so far)
+
+
+def sources_of(
+    paths: Iterable[str | os.PathLike] = (), mirrors: Iterable[MirrorSource] = ()
+) -> list[Source]:
+    """The sources of data ``paths`` (``--data``: files and folders) and ``mirrors`` name, in
+    the order a load reads them.
+
+    >>> [s.label for s in sources_of(["pages"], [MirrorSource.parse("t:s=/m")])]
+    ['pages', 't/s']
+    """
+    return [*(Tree(os.fspath(p)) for p in paths), *mirrors]
 
 
 def load(
@@ -49,45 +65,57 @@ def load(
     read by its index only (``MirrorSource.index_first``; listed in the report's
     ``index_first``); None reads every mirror whole.
     """
+    return load_sources(
+        sources_of(paths, mirrors), progress, processes, before_reading, index_first_bytes
+    )
+
+
+def load_sources(
+    sources: Iterable[Source],
+    progress: Progress | None = None,
+    processes: int | None = None,
+    before_reading: Callable[[], object] | None = None,
+    index_first_bytes: int | None = None,
+) -> tuple[CacheGraph, LoadReport]:
+    """``load`` of any sources (``graph.sources.source``): each read as its parts, at a
+    position each, the files in two processes where that pays (``graph.sources.parallel``)."""
     started = time.perf_counter()
     reader = Reader()
-    mirrors, reader.report.views = with_views(list(mirrors))
-    if index_first_bytes is not None:
-        mirrors = [index_first(m, index_first_bytes) for m in mirrors]
-        reader.report.index_first = [m.label for m in mirrors if m.index_first]
     with loading():
-        files = source_files(paths, reader.report)
+        placed = list(enumerate(p for s in sources for p in s.parts(reader.report)))
+        if index_first_bytes is not None:
+            placed = [(at, index_first(p, index_first_bytes)) for at, p in placed]
+            reader.report.index_first = [p.label for _, p in placed if _index_first(p)]
+        files = [(at, p.path) for at, p in placed if isinstance(p, File)]
+        others = [(at, p) for at, p in placed if not isinstance(p, File)]
         if before_reading is not None:
             before_reading()
         two = processes == 2 or (processes is None and parallel.cores() >= 2)
         split = None
         if two and (processes == 2 or len(files) >= parallel.MIN_FILES):
             split = parallel.halves(files)
-        mine = split[0] if split else list(enumerate(map(str, files)))
-        theirs = split[1] if split else []
-        placed = list(enumerate(mirrors, len(files)))
+        mine, theirs = split or (files, [])
         if (
             two
-            and len(mirrors) > 1
+            and len(others) > 1
             and (
                 processes == 2
-                or sum(map(parallel.index_bytes, mirrors)) >= parallel.MIN_INDEX_BYTES
+                or sum(parallel.index_bytes(p) for _, p in others) >= parallel.MIN_INDEX_BYTES
             )
         ):
-            placed, other_mirrors = parallel.mirror_halves(mirrors, len(files))
+            others, other_mirrors = parallel.mirror_halves(others)
         else:
             other_mirrors = []
         helper = parallel.Helper(theirs, other_mirrors) if theirs or other_mirrors else None
         try:
             for count, (position, path) in enumerate(mine, 1):
                 deadline.check_stopping()
-                reader.at(position)
-                reader.read_file(Path(path))
+                File(path).read(reader, position)
                 if progress is not None and count % 200 == 0:
                     progress(count, reader.builder.record_count)
-            for position, source in placed:
+            for position, source in others:
                 deadline.check_stopping()
-                reader.read_mirror_at(position, source)
+                source.read(reader, position)
             if helper is not None:
                 other = helper.result()
                 if other is None:  # no second process here, or it failed (it said why)
@@ -101,10 +129,19 @@ def load(
     return graph, reader.report
 
 
-def index_first(source: MirrorSource, least_bytes: int) -> MirrorSource:
+def index_first(source: Source, least_bytes: int) -> Source:
     """``source``, read by its index only when it is a local v3 mirror whose index has at
     least ``least_bytes``: Spack lists a mirror by its index alone, and reading each spec
     manifest as well is a quarter of a large mirror's load (a million files at a million)."""
-    if source.url or not is_v3(source) or parallel.index_bytes(source) < least_bytes:
+    if (
+        not isinstance(source, MirrorSource)
+        or source.url
+        or not is_v3(source)
+        or parallel.index_bytes(source) < least_bytes
+    ):
         return source
     return replace(source, index_first=True)
+
+
+def _index_first(source: Source) -> bool:
+    return isinstance(source, MirrorSource) and source.index_first

@@ -35,11 +35,13 @@ import orjson
 from .. import deadline
 from ..attributes import shown
 from ..errors import BadRecord
+from . import files
 from .chunks import split
 from .fetch import Fetcher, FetchError
 from .files import read_regular
 from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 from .locations import Remote, is_url, mirror_root, redacted, resolved, scheme_of
+from .source import Checked, Checking, Described
 from .specfiles import (
     MAX_SPEC_BYTES,
     clearsigned_text,
@@ -123,6 +125,51 @@ class MirrorSource:
             return []
         return sorted(p.parent.name for p in folder.glob("*/index.manifest.json"))
 
+    # -- a Source (``graph.sources.source``) ----------------------------------------------
+
+    def described(self) -> Described:
+        """Its name, tag, stack and view, and its index files and folders (a remote one's
+        copy's: ``files.fingerprint``; the copy changes when a fetch brings a new index or
+        the spec manifests of its sizes)."""
+        viewed = f"^{self.view}" if self.view else ""
+        line = f"mirror {self.label} {self.tag}:{self.stack}{viewed}"
+        return [], [line], [str(self.path)]
+
+    def fingerprint(self) -> str:
+        return files.fingerprint(*self.described())
+
+    def parts(self, report: Any) -> list[MirrorSource]:
+        """The mirror (``viewed``), and each named view of a v3 mirror given without a view
+        as a mirror of its own: its stack the view's name, its name ``LABEL^VIEW`` (as Spack
+        writes a mirror's view, ``MirrorMetadata`` in ``url_buildcache.py``). The main index,
+        when there is one, stays the mirror given; the views found are listed in
+        ``report.views``.
+
+        Spack 1.2 reads one index per mirror and view (``get_index_url(mirror_url, view)``):
+        a view is the specs its own index lists, no more.
+        """
+        source = self.viewed()
+        named = source.views()
+        main = source.path / "v3" / "manifests" / "index" / "index.manifest.json"
+        found = [source] if not named or main.is_file() else []
+        if named:
+            report.views[source.label] = named
+        return found + [
+            MirrorSource(source.tag, view, source.path, f"{source.label}^{view}", view)
+            for view in named
+        ]
+
+    def read(self, reader: Any, position: int) -> None:
+        """Its specs, their dependencies, sizes and tarballs (``reader.Reader.read_mirror_at``)."""
+        reader.read_mirror_at(position, self)
+
+    def check(self, checking: Checking) -> Checked:
+        """At a URL: checked with the cheap request Spack makes and fetched when it changed
+        (``remote.checked``); on disk: its fingerprint compared with the last check's."""
+        if self.url:
+            return checking.remote(self, checking)
+        return Checked(self, checking.changed(self))
+
     @classmethod
     def parse(cls, text: str) -> MirrorSource:
         """``TAG:STACK=PATH`` or ``TAG:STACK=URL`` (a view of a remote v3 mirror: ``URL^VIEW``).
@@ -154,32 +201,6 @@ class MirrorSource:
             Remote.parse(url)  # says what is wrong with it
             return cls(tag, stack, Path(), name, view or named, url=url)
         return cls(tag, stack, Path(location.removeprefix("file://")), name, view)
-
-
-def with_views(sources: list[MirrorSource]) -> tuple[list[MirrorSource], dict[str, list[str]]]:
-    """Each mirror as given, and each named view of a v3 mirror given without a view as a
-    mirror of its own: its stack the view's name, its name ``LABEL^VIEW`` (as Spack writes a
-    mirror's view, ``MirrorMetadata`` in ``url_buildcache.py``). The main index, when there
-    is one, stays the mirror given. Also: mirror label -> the views found.
-
-    Spack 1.2 reads one index per mirror and view (``get_index_url(mirror_url, view)``):
-    a view is the specs its own index lists, no more.
-    """
-    found: list[MirrorSource] = []
-    views: dict[str, list[str]] = {}
-    for source in sources:
-        source = source.viewed()
-        named = source.views()
-        main = source.path / "v3" / "manifests" / "index" / "index.manifest.json"
-        if not named or main.is_file():
-            found.append(source)
-        if named:
-            views[source.label] = named
-        found += [
-            MirrorSource(source.tag, view, source.path, f"{source.label}^{view}", view)
-            for view in named
-        ]
-    return found, views
 
 
 #: What a mirrors file may hold: a line or two a mirror, 100,000 mirrors and more.
@@ -635,7 +656,7 @@ def _spec_manifests(folder: Path) -> list[str]:
 
 
 def _index_manifests(root: Path, view: str = "") -> list[Path]:
-    """The index manifest of the main index, or of the view named (``with_views`` makes
+    """The index manifest of the main index, or of the view named (``MirrorSource.parts`` makes
     each other view a mirror of its own)."""
     folder = root / "v3" / "manifests" / "index"
     manifest = folder / view / "index.manifest.json" if view else folder / "index.manifest.json"

@@ -26,6 +26,7 @@ from typing import IO
 
 from .. import deadline
 from .mirrors import MirrorSource
+from .source import Source
 
 #: Fewer files than this load in one process: a second one would not pay for its start.
 MIN_FILES = 2000
@@ -45,17 +46,17 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def halves(files: list[Path]) -> tuple[Placed, Placed] | None:
-    """Files by folder name, split into two parts (``MINE`` of them first); None when there
-    is only one folder to split.
+def halves(files: Placed) -> tuple[Placed, Placed] | None:
+    """Files (at their positions) by folder name, split into two parts (``MINE`` of them
+    first); None when there is only one folder to split.
 
-    >>> mine, theirs = halves([Path("t/a/x.md"), Path("t/b/y.md"), Path("t/a/z.md")])
+    >>> mine, theirs = halves([(0, "t/a/x.md"), (1, "t/b/y.md"), (2, "t/a/z.md")])
     >>> mine, theirs
     ([(0, 't/a/x.md'), (2, 't/a/z.md')], [(1, 't/b/y.md')])
     """
     folders: dict[str, Placed] = defaultdict(list)
-    for position, path in enumerate(files):
-        folders[path.parent.name].append((position, str(path)))
+    for position, path in files:
+        folders[os.path.basename(os.path.dirname(path))].append((position, path))
     if len(folders) < 2:
         return None
     first: Placed = []
@@ -67,32 +68,34 @@ def halves(files: list[Path]) -> tuple[Placed, Placed] | None:
     return sorted(first), sorted(second)
 
 
-def read_placed(files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()):
-    """A Reader of these files and mirrors, each read at its position (in the second process)."""
+def read_placed(files: Placed, others: list[tuple[int, Source]] = ()):
+    """A Reader of these files and other sources, each read at its position (in the second
+    process)."""
     from .reader import Reader
+    from .trees import File
 
     reader = Reader()
     for position, path in files:
-        reader.at(position)
-        reader.read_file(Path(path))
-    for position, source in mirrors:
-        reader.read_mirror_at(position, source)
+        File(path).read(reader, position)
+    for position, source in others:
+        source.read(reader, position)
     return reader
 
 
 def mirror_halves(
-    mirrors: list[MirrorSource], first: int
-) -> tuple[list[tuple[int, MirrorSource]], list[tuple[int, MirrorSource]]]:
-    """The mirrors (at positions from ``first``) in two parts of about equal index bytes.
+    placed: list[tuple[int, Source]],
+) -> tuple[list[tuple[int, Source]], list[tuple[int, Source]]]:
+    """Mirrors (at their positions) in two parts of about equal index bytes.
 
-    >>> mine, theirs = mirror_halves([MirrorSource("t", s, Path("/none")) for s in "abc"], 10)
+    >>> mirrors = [(at, MirrorSource("t", s, Path("/none"))) for at, s in enumerate("abc", 10)]
+    >>> mine, theirs = mirror_halves(mirrors)
     >>> [(p, m.stack) for p, m in mine], [(p, m.stack) for p, m in theirs]
     ([(10, 'a'), (12, 'c')], [(11, 'b')])
     """
-    placed = [(at, source, index_bytes(source)) for at, source in enumerate(mirrors, first)]
+    sized = [(at, source, index_bytes(source)) for at, source in placed]
     parts: tuple[list, list] = ([], [])
     loads = [[0, 0], [0, 0]]  # (bytes, mirrors) of each part
-    for at, source, size in sorted(placed, key=lambda p: -p[2]):  # the largest first,
+    for at, source, size in sorted(sized, key=lambda p: -p[2]):  # the largest first,
         part = 0 if loads[0] <= loads[1] else 1  # each to the lighter part
         parts[part].append((at, source))
         loads[part][0] += size
@@ -104,9 +107,11 @@ def _first(placed: tuple) -> int:
     return placed[0]
 
 
-def index_bytes(source: MirrorSource) -> int:
+def index_bytes(source: Source) -> int:
     """About how much index a mirror has to read: its index file's size, or for the v3
-    layout the size its index manifest states (0 when there is none)."""
+    layout the size its index manifest states (0 when there is none, or no mirror)."""
+    if not isinstance(source, MirrorSource):
+        return 0
     root = source.path
     for path in (root / "build_cache" / "index.json", root / "index.json", root):
         if path.is_file():
@@ -128,7 +133,7 @@ class Helper:
     package, which ``-m`` would run a second time.
     """
 
-    def __init__(self, files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()) -> None:
+    def __init__(self, files: Placed, others: list[tuple[int, Source]] = ()) -> None:
         self.sent = None  # the Reader it read, once it has sent it whole
         import cachegraph  # where the package is: the second process imports the same one
 
@@ -150,7 +155,7 @@ class Helper:
             self.thread = None
             return
         # A thread talks to it, so this process reads its own part meanwhile.
-        sent = pickle.dumps((files, list(mirrors)))
+        sent = pickle.dumps((files, list(others)))
         self.thread = threading.Thread(target=self._talk, args=(sent,), daemon=True)
         self.thread.start()
 
@@ -212,8 +217,8 @@ def main() -> None:
         received = _received(sys.stdin.buffer)
         if not received:  # the first process went away before sending
             return
-        files, mirrors = pickle.loads(received)
-        reader = read_placed(files, mirrors)
+        files, others = pickle.loads(received)
+        reader = read_placed(files, others)
         try:
             pickle.dump(reader, sys.stdout.buffer, protocol=5)  # as made: no second copy
             sys.stdout.buffer.flush()

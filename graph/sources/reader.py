@@ -15,7 +15,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
@@ -32,7 +32,7 @@ from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from ..words import counted
-from . import files, parts, sitedata
+from . import parts, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
@@ -53,7 +53,7 @@ from .specfiles import (
     spec_nodes,
 )
 
-__all__ = ["LoadReport", "Problem", "Reader", "source_files"]
+__all__ = ["LoadReport", "Problem", "Reader"]
 
 #: Files a build cache keeps beside its specs that hold no spec: keys, digests, manifests.
 _COMPANIONS = (".hash", ".pub", ".manifest.json")
@@ -122,19 +122,6 @@ class LoadReport:
         data["problems"] = [asdict(p) for p in self.problems]
         data["ok"] = self.ok
         return data
-
-
-def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list[Path]:
-    """Every file under ``paths``, in the order a load reads them; a missing path is reported."""
-    missing: list[str] = []
-    irregular: list[str] = []
-    found = list(files.source_files(paths, missing, irregular))
-    report.problems += [Problem(path, "no such file or folder") for path in missing]
-    report.problems += [
-        Problem(path, "not a regular file (a FIFO, socket or device); not read")
-        for path in irregular
-    ]
-    return found
 
 
 #: A problem and where it sorts: (stage, file position, row, order) -- see ``Reader.problem``.

@@ -39,6 +39,7 @@ from .mirrors import (
     indexed_oci_tags,
     indexed_spec_manifests,
 )
+from .source import CHECKS_AT_ONCE, Checked, Checking
 from .specfiles import clearsigned_text, load_json
 
 log = logging.getLogger("cachegraph")
@@ -601,46 +602,28 @@ class MirrorWatch:
             self.last_success = now
 
 
-#: Mirrors checked at once: a check is a request or two of waiting on the network (a server
-#: that does not answer waits its retries out), and the client's pool is shared.
-CHECKS_AT_ONCE = 16
+def checked(source: Any, checking: Checking) -> Checked:
+    """A remote mirror (a ``MirrorSource`` with a URL) checked with the cheap request, fetched
+    into the cache directory when it changed, and given as its local copy; also whether it
+    changed. What is known of it (``checking.watches``, by label) is updated.
 
-
-def fetched_mirrors(
-    sources: list,
-    cache_dir: str | os.PathLike,
-    fetcher: Fetcher,
-    watches: dict[str, MirrorWatch] | None = None,
-) -> tuple[list, bool]:
-    """The mirrors with each remote one as its local copy, checked (and fetched when it
-    changed) first, several at once; also whether any changed. ``watches`` (name ->
-    MirrorWatch) is updated.
-
-    Local mirrors are returned as they are. A remote mirror that could not be checked keeps
-    its copy, with ``error`` saying what failed; one never fetched has no copy.
+    A mirror that could not be checked keeps its copy, with ``error`` saying what failed;
+    one never fetched has no copy. Mirrors sharing a copy (one listed in two tags, say)
+    share one check a round.
     """
-    roots = {s.url: Remote.parse(mirror_root(s.url)) for s in sources if s.url}
-    # one check a copy: a mirror listed twice (in two tags, say) shares its copy
-    wanted = {(roots[s.url].identity, s.view): (roots[s.url], s.view) for s in sources if s.url}
-    with ThreadPoolExecutor(CHECKS_AT_ONCE, thread_name_prefix="check") as pool:
-        done = pool.map(lambda rv: sync(rv[0], rv[1], cache_dir, fetcher), wanted.values())
-        checked = dict(zip(wanted, done, strict=True))
-    found, changed, now = [], False, time.time()
-    for source in sources:
-        if not source.url:
-            found.append(source)
-            continue
-        root = roots[source.url]
-        synced = checked[root.identity, source.view]
-        if watches is not None:
-            watch = watches.setdefault(source.label, MirrorWatch(source.label, root.shown))
-            _log_change(watch, synced)
-            watch.record(synced, now)
-        changed = changed or synced.changed
-        layout = "oci" if root.transport == "oci" else synced.held.layout
-        copy = synced.copy or copy_folder(cache_dir, root.identity, source.view)
-        found.append(replace(source, path=copy, error=synced.error, served_layout=layout))
-    return found, changed
+    root = Remote.parse(mirror_root(source.url))
+    synced = checking.once(
+        (root.identity, source.view),
+        lambda: sync(root, source.view, checking.cache_dir, checking.fetcher),
+    )
+    with checking.lock:
+        watch = checking.watches.setdefault(source.label, MirrorWatch(source.label, root.shown))
+        _log_change(watch, synced)
+        watch.record(synced, time.time())
+    layout = "oci" if root.transport == "oci" else synced.held.layout
+    copy = synced.copy or copy_folder(checking.cache_dir, root.identity, source.view)
+    return Checked(replace(source, path=copy, error=synced.error, served_layout=layout),
+                   synced.changed)  # fmt: skip
 
 
 def _log_change(watch: MirrorWatch, synced: Synced) -> None:

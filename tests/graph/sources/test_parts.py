@@ -92,7 +92,7 @@ def test_a_reload_reads_again_only_the_changed_mirror(http_server, published):
     http_server.replace(f"{name}/build_cache/index.json", changed)
     http_server.replace(f"{name}/build_cache/index.json.hash",
                         hashlib.sha256(changed).hexdigest().encode())  # fmt: skip
-    assert sources.check_remote()
+    assert sources.check_sources()
     again = _answers(sources, checked=True)
     on_disk = _answers(DataSources(mirrors=[MirrorSource(t, s, f) for t, s, f in folders]))
     assert again == on_disk != first
