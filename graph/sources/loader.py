@@ -11,6 +11,7 @@ with its path, line where known, and the problem; everything else still loads.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -19,6 +20,7 @@ from dataclasses import replace
 from .. import deadline
 from ..memory import loading
 from ..store.view import CacheGraph
+from ..words import counted
 from . import parallel
 from .mirrors import INDEX_VERSIONS, MirrorSource, is_v3
 from .reader import LoadReport, Problem, Reader
@@ -29,6 +31,8 @@ __all__ = [
     "INDEX_VERSIONS", "IndexSource", "LoadReport", "MirrorSource", "Problem", "Source", "load",
     "load_sources", "sources_of",
 ]  # fmt: skip
+
+log = logging.getLogger("cachegraph")
 
 #: ``--index TAG:STACK=PATH`` of earlier versions: an index is a v2 mirror.
 IndexSource = MirrorSource
@@ -119,6 +123,12 @@ def load_sources(
             if helper is not None:
                 other = helper.result()
                 if other is None:  # no second process here, or it failed (it said why)
+                    log.warning(
+                        "the second loading process did not send its rows (%s): reading its "
+                        "%s and %s in this process",
+                        helper.why(), counted(len(theirs), "file"),
+                        counted(len(other_mirrors), "mirror"),
+                    )  # fmt: skip
                     other = parallel.read_placed(theirs, other_mirrors)
                 reader.merge(other)
         finally:

@@ -184,6 +184,13 @@ class Helper:
         read, self.sent = self.sent, None
         return read
 
+    def why(self) -> str:
+        """Why ``result`` gave None: no second process, or how it ended."""
+        if self.thread is None:
+            return "no second process could be started"
+        code = self.process.poll()
+        return "it ended without them" if code in (0, None) else f"it ended with status {code}"
+
     def stop(self) -> None:
         """End the second process unless it is done (this one gave up on it)."""
         if self.thread is not None and self.thread.is_alive():

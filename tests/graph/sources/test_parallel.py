@@ -146,3 +146,21 @@ def test_the_second_process_is_out_of_reach_of_a_terminals_ctrl_c(tree: Path):
         assert helper.result() is not None
     finally:
         helper.stop()
+
+
+def test_a_second_process_that_fails_is_said_and_its_part_read_here(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    """A second process that ends without its rows (here: a Python that exits at once, as
+    one killed for memory would) costs time, not data: its part is read in this process,
+    and the log says so."""
+    one, one_report = loaded(tree, 1)
+    monkeypatch.setattr("sys.executable", "/bin/false")
+    two, two_report = loaded(tree, 2)
+    assert fields(two) == fields(one) and two_report == one_report
+    said = [r.getMessage() for r in caplog.records if "second loading process" in r.message]
+    assert len(said) == 1 and said[0].startswith(
+        "the second loading process did not send its rows (it ended with status 1): "
+        "reading its "
+    ), said
+    assert said[0].endswith(" files and 0 mirrors in this process")
