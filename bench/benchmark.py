@@ -261,6 +261,23 @@ async def latencies(port: int, query: str, variables: list[dict], n: int) -> tup
     return times, failed
 
 
+TYPENAME = orjson.dumps({"query": "{ __typename }"})
+
+
+async def timed(port: int, method: str, path: str, bodies: list[bytes], n: int) -> tuple:
+    """p50 and p99 in ms of ``n`` requests on one kept-alive connection, after 200 unmeasured."""
+    conn, times = Connection(port), []
+    for i in range(n + 200):
+        started = time.perf_counter()
+        status, _ = await conn.request(method, path, bodies[i % len(bodies)])
+        if status != 200:
+            raise RuntimeError(f"{method} {path}: {status}")
+        if i >= 200:
+            times.append(time.perf_counter() - started)
+    await conn.close()
+    return pct(times, 0.5) * 1e3, pct(times, 0.99) * 1e3
+
+
 async def throughput(port: int, path: str, bodies: list[bytes], seconds: float) -> float:
     """Requests a second that CLIENTS concurrent keep-alive clients get answered."""
     stop = time.monotonic() + seconds
@@ -423,6 +440,9 @@ class Result:
     rps: float = 0.0
     floor_rps: float = 0.0
     peer_note: str = ""
+    #: small answers (issue 43), (p50, p99) ms: "/healthz", "{ __typename }", and "bare
+    #: route" (a bare Starlette route on the server's own HTTP stack, the point's answer)
+    small: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 #: Page records per distinct spec in two tags (the second keeps 60% of the first's specs).
@@ -474,6 +494,12 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
             print(f"[{size:,}] ours  {q.name}: p50 {result.ours[q.name][0]:.2f} ms", flush=True)
         point = asked[0]
         bodies = [orjson.dumps({"query": point.ours, "variables": v}) for v in point.variables]
+        result.small["/healthz"] = asyncio.run(
+            timed(server.port, "GET", "/healthz", [b""], args.requests)
+        )
+        result.small["{ __typename }"] = asyncio.run(
+            timed(server.port, "POST", "/graphql", [TYPENAME], args.requests)
+        )
         result.rps = asyncio.run(throughput(server.port, "/graphql", bodies, args.seconds))
         _, answer = asyncio.run(Connection(server.port).request("POST", "/graphql", bodies[0]))
         result.rss = peak_rss_mb(server.process.pid)
@@ -484,6 +510,9 @@ def run_size(size: int, args: argparse.Namespace, peer: peers.Peer | None) -> Re
         server.stop()
     floor = http_floor(answer)
     try:
+        result.small["bare route"] = asyncio.run(
+            timed(floor.port, "POST", "/graphql", bodies, args.requests)
+        )
         result.floor_rps = asyncio.run(throughput(floor.port, "/graphql", bodies, args.seconds))
     finally:
         floor.terminate()
@@ -873,6 +902,19 @@ def report(
         + ", ".join(f"{r.cached_ms:.2f} ms at {r.specs:,}" for r in results)
         + "."
     )
+    lines += ["", "### Small answers (issue 43)", ""]
+    lines += [
+        "| specs | `GET /healthz` | `{ __typename }` | over `/healthz` (p50) | bare route on the "
+        "server's stack |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        health, typename, bare = (r.small[k] for k in ("/healthz", "{ __typename }", "bare route"))
+        lines.append(
+            f"| {r.specs:,} | {health[0]:.3f} / {health[1]:.3f} | {typename[0]:.3f} / "
+            f"{typename[1]:.3f} | {typename[0] - health[0]:+.3f} | {bare[0]:.3f} / {bare[1]:.3f} |"
+        )
+    lines.append("")
     failures = {k: v for r in results for k, v in r.failures.items() if v}
     lines.append(f"Failed or wrong-shaped answers: {failures or 'none'}.")
     lines += targets(results, fixed) if results else []
@@ -924,7 +966,38 @@ def targets(results: list[Result], fixed: list[str]) -> list[str]:
     add("stackOverlaps ≤ 50 ms", f"{overlaps:.1f} ms", overlaps <= 50)
     page = big.ours["1000-spec page, 10 fields"][0]
     add("1000-spec × 10-field page ≤ 250 ms", f"{page:.1f} ms", page <= 250)
-    return lines + language_targets(big.ours, big.peer, "")
+    return lines + language_targets(big.ours, big.peer, "") + path_targets(big)
+
+
+#: issue 43's ours/peer questions: (question, target)
+PATH_RATIOS = [
+    ("spec by hash", 0.33),
+    ("one package's specs in a stack, by compiler", 0.33),
+    ("first page of a large stack (no totalCount)", 0.33),
+    ("satisfies 'name@range: +variant', first 50 with totalCount", 1.0),  # issue 40
+]
+
+
+def path_targets(big: Result) -> list[str]:
+    """Issue 43's targets (and issue 40's of the request path) at the largest size."""
+    lines = ["", f"### Targets of the request path at {big.specs:,} specs (issues 40, 43)", ""]
+    lines += ["| target | measured | |", "|---|---|---|"]
+
+    def add(target: str, measured: str, ok: bool) -> None:
+        lines.append(f"| {target} | {measured} | {verdict(ok)} |")
+
+    bare = big.small["bare route"][0]
+    add("bare route on the server's own stack, p50 ≤ 0.30 ms", f"{bare:.3f} ms", bare <= 0.30)
+    point = big.ours["spec by hash"][0]
+    add("point query p50 ≤ 0.55 ms (response cache off)", f"{point:.3f} ms", point <= 0.55)
+    over = big.small["{ __typename }"][0] - big.small["/healthz"][0]
+    add("`{ __typename }` over `/healthz`, p50 ≤ +0.10 ms", f"{over:+.3f} ms", over <= 0.10)
+    for name, most in PATH_RATIOS if big.peer else ():
+        ratio = big.ours[name][0] / big.peer[name][0]
+        add(f"ours/peer, {name} ≤ {most:g}", f"{ratio:.2f}", ratio <= most)
+    share = big.rps / big.floor_rps
+    add("point throughput ≥ 60% of the bare route (16 clients)", f"{share:.0%}", share >= 0.6)
+    return lines
 
 
 #: (question, target in ms) of the constraint language, at the largest size of each workload

@@ -28,13 +28,12 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
 
-from bench.benchmark import http_floor, throughput
-from bench.harness import Connection, free_port, pct, wait_ready
+from bench.benchmark import http_floor, throughput, timed
+from bench.harness import Connection, free_port, wait_ready
 
 POINT = """query($hash: String!) { spec(hash: $hash) { hash compiler { name version }
   target { name } stacks { name } } }"""
@@ -49,20 +48,6 @@ def serve(checkout: Path, data: list[str]) -> tuple[subprocess.Popen, int]:
     process = subprocess.Popen(command, env=env, cwd=checkout)
     wait_ready(port, process, 1200)
     return process, port
-
-
-async def timed(port: int, method: str, path: str, bodies: list[bytes], n: int) -> tuple:
-    """p50 and p99 in ms of ``n`` requests on one kept-alive connection."""
-    conn, times = Connection(port), []
-    for i in range(n + 200):
-        started = time.perf_counter()
-        status, _ = await conn.request(method, path, bodies[i % len(bodies)])
-        if status != 200:
-            raise RuntimeError(f"{method} {path}: {status}")
-        if i >= 200:
-            times.append(time.perf_counter() - started)
-    await conn.close()
-    return pct(times, 0.5) * 1e3, pct(times, 0.99) * 1e3
 
 
 async def hashes(port: int, n: int = 200) -> list[str]:
