@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
 from cachegraph.graph.sources.fetch import FetchLimits
-from cachegraph.graph.sources.remote import fetch_sizes
+from cachegraph.graph.sources.layouts import fetch_sizes
 
 log = logging.getLogger("cachegraph")
 #: what the two processes agree the snapshot was built from (it never outlives the reload)
@@ -93,7 +93,7 @@ def main() -> None:
 
 def fetch_sizes_aside(mirrors: list[MirrorSource], cache_dir: str, limits: FetchLimits) -> int:
     """The spec manifests remote v3 mirrors' copies lack, fetched by a second process
-    (``graph.sources.remote.fetch_sizes``: a request a spec, a quarter of a million at the
+    (``graph.sources.layouts.fetch_sizes``: a request a spec, a quarter of a million at the
     workload's size, Python work the server's answers would wait behind); how many were."""
     import cachegraph
 

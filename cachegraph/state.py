@@ -24,9 +24,9 @@ from cachegraph.graph.questions.mirrors import record_watches
 from cachegraph.graph.questions.status import LoadStatus, record_load
 from cachegraph.graph.sources import files
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
+from cachegraph.graph.sources.layouts import checked as remote_checked
 from cachegraph.graph.sources.loader import sources_of
 from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, held_state
-from cachegraph.graph.sources.remote import checked as remote_checked
 from cachegraph.graph.sources.source import Checking, checked
 from cachegraph.graph.words import counted
 

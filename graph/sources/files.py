@@ -167,7 +167,7 @@ def _linked_folders(root: str, skip: frozenset[str]) -> list[str]:
 def _mirror_index(mirror: str) -> tuple[str, list[str], frozenset[str]]:
     """An indexed mirror's folder, its index files and the folders its fingerprint leaves
     out; for a mirror without an index, no index files (every file counts). Found as
-    ``mirrors.read_mirror`` finds them (this module imports nothing of the package: see
+    ``layouts.read_mirror`` finds them (this module imports nothing of the package: see
     the top)."""
     if os.path.isfile(mirror):  # a v2 index.json named itself
         return os.path.dirname(mirror), [mirror, mirror + ".hash"], frozenset()

@@ -22,7 +22,8 @@ from ..memory import loading
 from ..store.view import CacheGraph
 from ..words import counted
 from . import parallel
-from .mirrors import INDEX_VERSIONS, MirrorSource, is_v3
+from .layouts import is_v3
+from .mirrors import INDEX_VERSIONS, MirrorSource
 from .reader import LoadReport, Problem, Reader
 from .source import Source
 from .trees import File, Tree

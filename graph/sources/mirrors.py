@@ -1,27 +1,21 @@
-"""Spack build-cache mirrors on disk: which layout, which files, what each says.
+"""Spack build-cache mirrors: how one is given, and what reading any layout shares.
 
 A mirror is given as ``TAG:STACK=PATH`` (the stack ``STACK`` holds, in ``TAG``,
 every spec the mirror holds: as the public site derives its stacks), or in a
-mirrors file. ``PATH`` is the mirror's root, its ``build_cache/`` folder, or a
-v2 ``index.json`` itself. The layouts (``../shared/reference/spack/buildcache.rst``):
-
-- **v2**: ``build_cache/index.json`` (``index.json.hash`` holds its sha256), with
-  ``*.spec.json``, ``*.spec.json.sig`` or ``*.spec.yaml`` beside it, and tarballs at
-  ``build_cache/<arch>/<compiler>/<name>-<version>/<spec file stem>.spack``.
-- **v3** (Spack >= 1.0): ``v3/layout.json``; ``v3/manifests/index/[VIEW/]index.manifest.json``
-  names the index blob, ``v3/manifests/spec/<name>/<name>-<version>-<hash>.spec.manifest.json``
-  the spec blob and the tarball blob (with its ``contentLength``); every blob lives at
-  ``blobs/<algorithm>/<first two characters>/<checksum>``.
+mirrors file (``mirrors_file``). ``PATH`` is the mirror's root, its ``build_cache/``
+folder, a v2 ``index.json`` itself, or a URL. Each layout is a module of its own
+(``v2``, ``v3``, ``oci``; ``layouts`` tells which a mirror is in); here is what they share:
+``MirrorRead`` (what a mirror's files hold, and what is wrong with them), reading an index a
+chunk of records at a time, and the bounds on what is read.
 
 The index is the source of records and dependencies; spec files and spec blobs
 are read for the specs the index does not list (or when it is missing).
-Nothing here builds the graph: ``read_mirror`` says what the files hold, and
+Nothing here builds the graph: ``layouts.read_mirror`` says what the files hold, and
 the loader adds it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -32,7 +26,6 @@ from typing import Any
 
 import orjson
 
-from .. import deadline
 from ..attributes import shown
 from ..errors import BadRecord
 from . import files
@@ -43,13 +36,7 @@ from .frontmatter import MAX_NESTING, check_nesting, decode_text, load_yaml
 from .locations import Remote, is_url, mirror_root, redacted, resolved, scheme_of
 from .source import Checked, Checking, Described
 from .specfiles import (
-    MAX_SPEC_BYTES,
-    clearsigned_text,
-    gunzipped,
-    is_spec_file,
     load_json,
-    spec_document,
-    spec_nodes,
 )
 
 #: Spack build-cache index database versions this loader understands.
@@ -65,7 +52,6 @@ MAX_INDEX_BYTES = 512 << 20
 MAX_SMALL_FILE_BYTES = 1 << 20
 #: the media type of an index blob, with its database version (v3 manifests)
 INDEX_MEDIA = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
-_HASH_AT_END = re.compile(r"-([a-z0-9]{32})\.spec\.(?:json(?:\.sig)?|ya?ml)$")
 
 
 @dataclass(frozen=True)
@@ -333,175 +319,17 @@ class MirrorRead:
         self.read_later(self, listed)
 
 
-def is_v3(source: MirrorSource) -> bool:
-    """Whether a local mirror is in the v3 layout (its ``v3/layout.json``)."""
-    return (source.viewed().path / "v3" / "layout.json").is_file()
-
-
-def read_mirror(source: MirrorSource) -> MirrorRead:
-    """Read one mirror's metadata; whatever cannot be read is a problem, the rest still counts.
-
-    A remote mirror's copy (``graph.sources.remote``) holds its index and the spec manifests
-    fetched for sizes, never the spec blobs: those are not looked for."""
-    source = source.viewed()
-    path = source.path
-    if source.served_layout == "oci":
-        return _read_oci(path)
-    if is_v3(source):
-        return _read_v3(path, source.view, copy=bool(source.url), index_only=source.index_first)
-    if path.is_file():
-        return _read_v2(path.parent, path, copy=bool(source.url))
-    folder = path / "build_cache" if (path / "build_cache").is_dir() else path
-    if folder.is_dir():
-        return _read_v2(folder, folder / "index.json", copy=bool(source.url))
-    read = MirrorRead("v2", str(path))
-    read.problem(path, "no such file or folder" if not path.exists() else "not a build cache")
-    return read
-
-
 # -- v2 --------------------------------------------------------------------------------
-
-
-def _read_v2(folder: Path, index: Path, copy: bool = False) -> MirrorRead:
-    """``copy``: a remote mirror's copy, which holds no tarball to look at."""
-    read = MirrorRead("v2", str(index if index.name != "index.json" else folder))
-    if index.is_file():
-        data = _bytes(read, index, MAX_INDEX_BYTES)
-        if data is not None:
-            _check_v2_hash(read, index, data)
-            chunks = _index_chunks(read, index, data)
-            if chunks is not None:
-                read.index = (index, chunks)
-                read.indexed = True
-    elif index.name != "index.json" or index.exists():
-        read.problem(index, "no such file")
-    try:
-        names = sorted(e.name for e in os.scandir(folder) if e.is_file() and is_spec_file(e.name))
-    except OSError as exc:
-        read.problem(folder, f"cannot be listed: {exc.strerror}")
-        names = []
-    if read.index is None and not names:
-        read.problem(folder, "not a build cache: no index.json and no spec files")
-    read.signed = (folder / "_pgp").is_dir() or any(n.endswith(".sig") for n in names)
-    stems: dict[str, str] = {}
-    for name in names:
-        found = _HASH_AT_END.search(name)
-        if found is not None:
-            stems.setdefault(found.group(1), name[: found.start()] + f"-{found.group(1)}")
-    read.tarball_of = lambda _, hash, entry: _v2_tarball(
-        folder, hash, entry, stems.get(hash), look=not copy
-    )
-
-    def later(read: MirrorRead, listed: set[str]) -> None:
-        """Without an index, every spec file; beside one, none: Spack lists what the index
-        holds, and a spec file it does not list is not in the mirror (said, not read)."""
-        if read.indexed:
-            unlisted = [n for n in names if (m := _HASH_AT_END.search(n)) is None
-                        or m.group(1) not in listed]  # fmt: skip
-            _not_listed(read, index, unlisted)
-            return
-        for name in deadline.stopping_checked(names):
-            found = _HASH_AT_END.search(name)
-            hash = found.group(1) if found else None
-            spec_path = folder / name
-            data = _bytes(read, spec_path, MAX_SPEC_BYTES)
-            if data is None:
-                continue
-            try:
-                doc = spec_document(data, name)
-                root = spec_nodes(doc)[0]
-            except BadRecord as exc:
-                read.problem(spec_path, exc.message)
-                continue
-            read.spec_files.append((spec_path, doc))
-            if hash is not None:
-                read.tarballs[hash] = _v2_tarball(folder, hash, {"spec": root}, stems[hash])
-
-    read.read_later = later
-    return read
 
 
 # -- OCI ---------------------------------------------------------------------------------
 
 #: Where a copy of an OCI mirror keeps its specs' image manifests (``TAG.json``), fetched for
-#: sizes (``graph.sources.remote.fetch_oci_manifests``); its index is a v2 one.
+#: sizes (``graph.sources.oci.fetch_oci_manifests``); its index is a v2 one.
 OCI_MANIFESTS = "oci/manifests"
 
 
-def oci_tag(name: str, version: str, hash: str) -> str:
-    """A spec's image tag in an OCI build cache: Spack's ``_oci_default_tag``
-    (``binary_distribution.py``) through ``ensure_valid_tag`` (``spack.oci.image``).
-
-    >>> oci_tag("libelf", "0.8.13", "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez")
-    'libelf-0.8.13-rqh2vuf6fqwkmipzgi2wjx352mq7y7ez.spack'
-    >>> oci_tag("py-x", "1.0+local", "h")
-    'py-x-1.0_local-h.spack'
-    """
-    tag = re.sub(r"[^\w.-]", "_", f"{name}-{version}-{hash}.spack")
-    return tag if len(tag) <= 128 else tag[:64] + tag[-64:]
-
-
-def _read_oci(copy: Path) -> MirrorRead:
-    """A copy of an OCI build cache: its index (``index.spack``'s layer) as a v2 one; each
-    spec's tarball is its image (``oci://REGISTRY/REPOSITORY:TAG``, named by its tag here),
-    its size the image's last layer's where its manifest was fetched (Spack's
-    ``_oci_get_blob_info``)."""
-    read = _read_v2(copy / "build_cache", copy / "build_cache" / "index.json")
-    read.layout = "oci"
-
-    def tarball(read: MirrorRead, hash: str, entry: dict) -> tuple[str, float | None]:
-        tag = _oci_entry_tag(hash, entry)
-        if tag is None:
-            return "", None
-        manifest = copy / OCI_MANIFESTS / f"{tag}.json"
-        if not manifest.is_file():
-            return tag, None
-        return tag, _oci_tarball_size(read, manifest)
-
-    read.tarball_of = tarball
-    return read
-
-
-def _oci_entry_tag(hash: str, entry: dict) -> str | None:
-    node = index_node(entry)
-    if not isinstance(node, dict):
-        return None
-    name, version = node.get("name"), node.get("version")
-    if not (isinstance(name, str) and isinstance(version, str)):
-        return None
-    return oci_tag(name, version, hash)
-
-
-def _oci_tarball_size(read: MirrorRead, manifest: Path) -> float | None:
-    """The size of an image's last layer (the spec's tarball); None, and a problem, when the
-    manifest says none."""
-    data = _bytes(read, manifest, MAX_SMALL_FILE_BYTES)
-    if data is None:
-        return None
-    try:
-        check_nesting(data)
-        size = orjson.loads(data)["layers"][-1]["size"]
-        if type(size) is not int or size < 0:
-            raise TypeError
-        return float(size)
-    except (BadRecord, orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-        read.problem(manifest, "not an image manifest with a layer of known size", "warning")
-        return None
-
-
-def indexed_oci_tags(copy: Path) -> list[str]:
-    """The image tags of the specs the index of an OCI mirror's copy holds."""
-    read = _read_v2(copy / "build_cache", copy / "build_cache" / "index.json")
-    tags = []
-    for chunk in read.index[1] if read.index is not None else ():
-        for hash, entry in chunk.items():
-            tag = _oci_entry_tag(hash, entry) if held(entry) else None
-            if tag is not None and _PATH_PART.fullmatch(tag):
-                tags.append(tag)
-    return tags
-
-
-def _not_listed(read: MirrorRead, index: Path, unlisted: list[str]) -> None:
+def not_listed(read: MirrorRead, index: Path, unlisted: list[str]) -> None:
     """A warning naming the spec files an index does not list: not in its mirror.
 
     Spack's ``BinaryCacheIndex`` knows a mirror by its index alone
@@ -518,341 +346,20 @@ def _not_listed(read: MirrorRead, index: Path, unlisted: list[str]) -> None:
         )
 
 
-def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
-    stated_at = index.with_name(index.name + ".hash")
-    if not stated_at.is_file():
-        return
-    stated = (
-        (_bytes(read, stated_at, MAX_SMALL_FILE_BYTES) or b"").decode("ascii", "replace").strip()
-    )
-    actual = hashlib.sha256(data).hexdigest()
-    if stated != actual:
-        # what it says is shown only when it is a sha256: it may be a link to any file
-        says = repr(stated) if _SHA256.fullmatch(stated) else "no sha256"
-        read.problem(
-            index,
-            f"sha256 is {actual} but {stated_at.name} says {says}: "
-            "the index changed after its hash was written (records loaded anyway)",
-        )
-
-
-def _v2_tarball(
-    folder: Path, hash: str, entry: dict, stem: str | None, look: bool = True
-) -> tuple[str, float | None]:
-    """Where a v2 mirror keeps a spec's tarball, and its size where known (the index's
-    ``archive_size``, else, when ``look``, the file's)."""
-    node = index_node(entry)
-    node = node if isinstance(node, dict) else {}
-    name, version = node.get("name", "?"), node.get("version", "?")
-    if stem is None:
-        arch = node.get("arch") if isinstance(node.get("arch"), dict) else {}
-        target = arch.get("target")
-        target = target.get("name") if isinstance(target, dict) else target
-        compiler = node.get("compiler") if isinstance(node.get("compiler"), dict) else {}
-        stem = (
-            f"{arch.get('platform')}-{arch.get('platform_os')}-{target}-"
-            f"{compiler.get('name', 'none')}-{compiler.get('version', 'none')}-"
-            f"{name}-{version}-{hash}"
-        )
-    arch, compiler = _arch_and_compiler(stem, name, version, hash)
-    below = os.path.join(arch, compiler, f"{name}-{version}", f"{stem}.spack")
-    size = entry.get("archive_size")
-    if not isinstance(size, int | float) or isinstance(size, bool):
-        size = None
-    if size is None and look:
-        try:
-            size = float(os.stat(os.path.join(folder, below)).st_size)
-        except OSError:
-            size = None
-    # named below the mirror's root, as Spack's URLs are (never the server's own folders)
-    return (f"build_cache/{below}" if folder.name == "build_cache" else below), size
-
-
-def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[str, str]:
-    """The tarball's folders, from its spec file's stem: platform, os and target have no dash.
-
-    >>> _arch_and_compiler("test-debian6-m1-gcc-10.2.1-libelf-0.8.13-" + "a" * 32, "libelf",
-    ...                    "0.8.13", "a" * 32)
-    ('test-debian6-m1', 'gcc-10.2.1')
-    """
-    parts = stem.removesuffix(f"-{name}-{version}-{hash}").split("-")
-    return "-".join(parts[:3]), "-".join(parts[3:]) or "none-none"
-
-
 # -- v3 --------------------------------------------------------------------------------
 
 
-def _read_v3(
-    root: Path, view: str = "", copy: bool = False, index_only: bool = False
-) -> MirrorRead:
-    """``index_only``: with an index, no spec manifest is looked at (``index_first``)."""
-    read = MirrorRead("v3", str(root) + (f"^{view}" if view else ""))
-    read.signed = (root / "v3" / "manifests" / "key").is_dir()
-    layout = root / "v3" / "layout.json"
-    data = _bytes(read, layout, MAX_SMALL_FILE_BYTES)
-    if data is not None:
-        try:
-            if not isinstance(load_json(decode_text(data)), dict):
-                read.problem(layout, "layout.json must be a JSON object")
-        except BadRecord as exc:
-            read.problem(layout, exc.message)
-    manifests = _index_manifests(root, view)
-    if view and not manifests:
-        read.problem(root, f"no index view named {view!r} (no v3/manifests/index/{view}/)")
-        return read
-    if manifests:
-        read.index = (manifests[0], _v3_index_chunks(read, root, manifests))
-    spec_folder = root / "v3" / "manifests" / "spec"
-    # index-first, listed only where the index cannot be read (a million files at a million)
-    listed = [] if manifests and index_only else _spec_manifests(spec_folder)
-    if not manifests and not listed:
-        read.problem(root, "v3 mirror without an index manifest or spec manifests")
-    # The tarball of a spec comes from its spec manifest, read with the rest.
-    read.tarball_of = lambda read, hash, entry: read.tarballs.get(hash, ("", None))
-
-    def later(read: MirrorRead, indexed: set[str]) -> None:
-        """Each spec manifest's tarball; the spec blob of each, without an index (beside
-        one, a spec it does not list is not in the mirror: said, not read)."""
-        if index_only and read.indexed:
-            return
-        if manifests and index_only:  # its index could not be read after all
-            listed.extend(_spec_manifests(spec_folder))
-        unlisted = []
-        for manifest in deadline.stopping_checked(listed):
-            found = _MANIFEST_HASH.search(manifest)
-            if read.indexed and found is not None and found.group(1) not in indexed:
-                unlisted.append(os.path.basename(manifest))
-                continue
-            _v3_spec(read, root, manifest, indexed, copy)
-        # a view lists some of the mirror's specs; a copy's are those its index held
-        if read.indexed and not view and not copy:
-            _not_listed(read, manifests[0], unlisted)
-
-    read.read_later = later
-    return read
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def _v3_index_chunks(read: MirrorRead, root: Path, manifests: list[Path]) -> Iterator[dict]:
-    """The records of each index manifest's blob."""
-    for manifest in manifests:
-        chunks = _v3_index(read, root, manifest)
-        if chunks is not None:
-            yield from chunks
-
-
-def _spec_manifests(folder: Path) -> list[str]:
-    """Every ``<name>/*.spec.manifest.json`` under ``folder``, by name (paths as strings:
-    a large mirror has a quarter of a million)."""
-    found: list[str] = []
-    try:
-        packages = sorted(e.path for e in os.scandir(folder) if e.is_dir())
-    except OSError:
-        return []
-    for package in packages:
-        with os.scandir(package) as entries:
-            names = [e.name for e in entries if e.name.endswith(".spec.manifest.json")]
-        found += [os.path.join(package, name) for name in sorted(names)]
-    return found
-
-
-def _index_manifests(root: Path, view: str = "") -> list[Path]:
-    """The index manifest of the main index, or of the view named (``MirrorSource.parts`` makes
-    each other view a mirror of its own)."""
-    folder = root / "v3" / "manifests" / "index"
-    manifest = folder / view / "index.manifest.json" if view else folder / "index.manifest.json"
-    return [manifest] if manifest.is_file() else []
-
-
-_CHECKSUM = re.compile(r"[0-9a-f]{16,128}")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-# hashlib's fixed-length digests (a shake_* digest's hexdigest() needs a length; Spack
-# writes sha256)
-_ALGORITHMS = frozenset(a for a in hashlib.algorithms_guaranteed if not a.startswith("shake_"))
-_SIGNED = b"-----BEGIN PGP SIGNED MESSAGE-----"
-
-
-def _manifest(read: MirrorRead, path: Path | str) -> list[dict] | None:
-    """The blob records of a v3 manifest; None (a problem) when it is not one."""
-    data = _bytes(read, path, MAX_SMALL_FILE_BYTES)
-    if data is None:
-        return None
-    try:
-        check_nesting(data)
-        try:
-            doc = orjson.loads(data) if not data.lstrip().startswith(_SIGNED) else None
-        except orjson.JSONDecodeError:
-            doc = None
-        if doc is None:  # clearsigned, or not JSON: the careful reading says what is wrong
-            doc = load_json(clearsigned_text(decode_text(data)))
-        blobs = doc["data"]
-        if doc.get("version") != 3:
-            raise BadRecord(f"unknown manifest version {shown(doc.get('version'))}; this reads 3")
-        if not isinstance(blobs, list) or not all(isinstance(b, dict) for b in blobs):
-            raise BadRecord("'data' must be a list of blob records")
-        for number, b in enumerate(blobs, 1):
-            fault = _record_fault(b)
-            if fault:
-                raise BadRecord(f"blob record {number} is malformed: {fault}")
-    except (KeyError, TypeError, AttributeError) as exc:
-        read.problem(Path(path), f"not a build-cache manifest: {exc}")
-        return None
-    except BadRecord as exc:
-        read.problem(Path(path), exc.message)
-        return None
-    return blobs
-
-
-def _record_fault(record: dict) -> str:
-    """What is wrong with a manifest's blob record ("" when nothing), naming fields, never
-    their values: the manifest may be a link to any file.
-
-    >>> _record_fault({"checksum": "ab" * 32, "checksumAlgorithm": "shake_128"})
-    "'checksumAlgorithm' must name a fixed-length hashlib digest, as sha256"
-    """
-    checksum = record.get("checksum")
-    if not (type(checksum) is str and _CHECKSUM.fullmatch(checksum)):
-        return "'checksum' must be 16 to 128 lowercase hexadecimal digits"
-    if record.get("checksumAlgorithm") not in _ALGORITHMS:
-        return "'checksumAlgorithm' must name a fixed-length hashlib digest, as sha256"
-    if type(record.get("contentLength")) is not int:
-        return "'contentLength' must be an integer"
-    if type(record.get("mediaType")) is not str:
-        return "'mediaType' must be a string"
-    return ""
-
-
-def blob_path(root: Path, record: dict) -> str:
-    """Where a v3 mirror keeps the blob a manifest record names."""
-    checksum = record["checksum"]
-    return os.path.join(root, "blobs", record["checksumAlgorithm"], checksum[:2], checksum)
-
-
-def _missing_blob(read: MirrorRead, root: Path, manifest: Path, path: str) -> None:
-    read.problem(manifest, f"names blob {os.path.relpath(path, root)}, which is missing")
-
-
-def _blob(read: MirrorRead, root: Path, manifest: Path, record: dict, limit: int) -> bytes | None:
-    """A blob's bytes once its checksum holds, decompressed; None (a problem) otherwise.
-
-    A symbolic link on the way (``blobs/`` itself, a folder, the blob) is followed, as
-    Spack opens the blob's path (``URLBuildcacheEntry.fetch_blob`` in
-    ``lib/spack/spack/url_buildcache.py``); what it reaches must be a regular file
-    (``_bytes``), and its checksum must hold.
-    """
-    path = blob_path(root, record)
-    if not os.path.exists(path):  # a FIFO is there, and refused by _bytes
-        _missing_blob(read, root, manifest, path)
-        return None
-    data = _bytes(read, Path(path), limit)  # compressed, it is smaller still
-    if data is None:
-        return None
-    actual = hashlib.new(record["checksumAlgorithm"], data).hexdigest()
-    if actual != record["checksum"]:
-        algorithm, stated = record["checksumAlgorithm"], record["checksum"]
-        read.problem(
-            Path(path),
-            f"checksum mismatch: the blob's {algorithm} is {actual}, "
-            f"its manifest {manifest.name} says {stated}",
-        )
-        return None
-    if record.get("compression") == "gzip" or data[:2] == b"\x1f\x8b":
-        try:
-            data = gunzipped(data, limit)
-        except BadRecord as exc:
-            read.problem(Path(path), exc.message)
-            return None
-    return data
-
-
-def _v3_index(read: MirrorRead, root: Path, manifest: Path) -> Iterator[dict] | None:
-    blobs = _manifest(read, manifest)
-    if blobs is None:
-        return None
-    versions = {}
-    for record in blobs:
-        found = INDEX_MEDIA.fullmatch(record["mediaType"])
-        if found:
-            versions[found.group(1)] = record
-    usable = sorted((v for v in versions if v in INDEX_VERSIONS), key=int)
-    if not usable:
-        stated = ", ".join(sorted(versions)) or "none"
-        known = ", ".join(sorted(INDEX_VERSIONS))
-        read.problem(
-            manifest,
-            f"no index blob of a database version this reads ({known}); the manifest has {stated}",
-        )
-        return None
-    data = _blob(read, root, manifest, versions[usable[-1]], MAX_INDEX_BYTES)
-    if data is None:
-        return None
-    chunks = _index_chunks(read, Path(blob_path(root, versions[usable[-1]])), data)
-    read.indexed = read.indexed or chunks is not None
-    return chunks
-
-
-_MANIFEST_HASH = re.compile(r"-([a-z0-9]{32})\.spec\.manifest\.json$")
 #: what a name or a version may be to name a file (Spack's package names and versions are)
-_PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=~-]*")
-
-
-def indexed_spec_manifests(root: Path, view: str = "") -> list[str]:
-    """Where a v3 mirror keeps the spec manifest of each spec its index holds, below its root
-    (``url_buildcache``'s ``get_manifest_url``: ``v3/manifests/spec/NAME/NAME-VERSION-HASH.spec
-    .manifest.json``); a record whose name or version could not name a file is left out.
-    """
-    read = _read_v3(root, view, copy=True)
-    found: list[str] = []
-    for chunk in read.index[1] if read.index is not None else ():
-        for hash, entry in chunk.items():
-            node = index_node(entry)
-            if not (held(entry) and isinstance(node, dict)):
-                continue
-            name, version = node.get("name"), node.get("version")
-            if all(isinstance(v, str) and _PATH_PART.fullmatch(v) for v in (name, version, hash)):
-                found.append(f"v3/manifests/spec/{name}/{name}-{version}-{hash}.spec.manifest.json")
-    return found
-
-
-def _v3_spec(
-    read: MirrorRead, root: Path, manifest: str, indexed: set[str], copy: bool = False
-) -> None:
-    found = _MANIFEST_HASH.search(manifest)
-    if found is None:
-        read.problem(Path(manifest), "a spec manifest's name must end in -HASH.spec.manifest.json")
-        return
-    hash = found.group(1)
-    blobs = _manifest(read, manifest)
-    if blobs is None:
-        return
-    spec = [b for b in blobs if b["mediaType"].startswith("application/vnd.spack.spec.")]
-    tarball = [b for b in blobs if b["mediaType"].startswith("application/vnd.spack.install.")]
-    if not spec:
-        read.problem(Path(manifest), "names no spec blob")
-        return
-    if hash in indexed:
-        if not copy and not os.path.isfile(blob_path(root, spec[0])):
-            _missing_blob(read, root, Path(manifest), blob_path(root, spec[0]))
-    else:  # not in the index: the spec blob says what it is
-        data = _blob(read, root, Path(manifest), spec[0], MAX_SPEC_BYTES)
-        if data is None:
-            return
-        where = Path(blob_path(root, spec[0]))
-        try:
-            read.spec_files.append((where, spec_document(data)))
-        except BadRecord as exc:
-            read.problem(where, exc.message)
-            return
-    if tarball:
-        below = os.path.relpath(blob_path(root, tarball[0]), root)
-        read.tarballs[hash] = (below, float(tarball[0]["contentLength"]))
-    else:
-        read.tarballs[hash] = ("", None)
+PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+=~-]*")
 
 
 # -- both --------------------------------------------------------------------------------
 
 
-def _bytes(read: MirrorRead, path: Path | str, limit: int) -> bytes | None:
+def file_bytes(read: MirrorRead, path: Path | str, limit: int) -> bytes | None:
     """A regular file's bytes, when it is at most ``limit`` bytes; else None (a problem)."""
     try:
         return read_regular(path, limit)
@@ -868,7 +375,7 @@ def _bytes(read: MirrorRead, path: Path | str, limit: int) -> bytes | None:
     return None
 
 
-def _index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] | None:
+def index_chunks(read: MirrorRead, path: Path, data: bytes) -> Iterator[dict] | None:
     """The records of a build-cache index, a chunk at a time (``graph.sources.chunks``), or
     None (a problem) when it is not one. An index the chunked scan cannot follow is parsed
     whole, which says what is wrong with it."""

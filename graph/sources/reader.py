@@ -34,7 +34,8 @@ from ..store.view import CacheGraph
 from ..words import counted
 from . import parts, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
-from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
+from .layouts import read_mirror
+from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node
 from .rows import (
     Edges,
     Listed,

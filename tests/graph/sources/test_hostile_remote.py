@@ -22,14 +22,10 @@ from pathlib import Path
 import pytest
 from cachegraph.graph import MirrorSource
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
+from cachegraph.graph.sources.layouts import sync
 from cachegraph.graph.sources.locations import Remote
-from cachegraph.graph.sources.remote import (
-    CHECKS_AT_ONCE,
-    GIVE_UP_AFTER,
-    copy_folder,
-    fetch_spec_manifests,
-    sync,
-)
+from cachegraph.graph.sources.remote import CHECKS_AT_ONCE, GIVE_UP_AFTER, copy_folder
+from cachegraph.graph.sources.v3 import fetch_spec_manifests
 
 from cachegraph.state import DataSources, load_sources
 from cachegraph.synthmirror import synthesize_mirrors

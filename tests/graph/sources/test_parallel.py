@@ -160,7 +160,6 @@ def test_a_second_process_that_fails_is_said_and_its_part_read_here(
     assert fields(two) == fields(one) and two_report == one_report
     said = [r.getMessage() for r in caplog.records if "second loading process" in r.message]
     assert len(said) == 1 and said[0].startswith(
-        "the second loading process did not send its rows (it ended with status 1): "
-        "reading its "
+        "the second loading process did not send its rows (it ended with status 1): reading its "
     ), said
     assert said[0].endswith(" files and 0 mirrors in this process")

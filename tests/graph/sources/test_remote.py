@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from cachegraph.graph import MirrorSource
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
+from cachegraph.graph.sources.layouts import sync
 from cachegraph.graph.sources.locations import Remote
-from cachegraph.graph.sources.remote import copy_folder, sync
+from cachegraph.graph.sources.remote import copy_folder
 
 from cachegraph.state import DataSources, load_sources
 from tests.conftest import execute
