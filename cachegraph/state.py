@@ -26,7 +26,13 @@ from cachegraph.graph.sources import files
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.layouts import checked as remote_checked
 from cachegraph.graph.sources.loader import sources_of
-from cachegraph.graph.sources.remote import MirrorWatch, default_cache_dir, held_state
+from cachegraph.graph.sources.remote import (
+    UNUSED_SECONDS,
+    MirrorWatch,
+    default_cache_dir,
+    held_state,
+    unused_copies,
+)
 from cachegraph.graph.sources.source import Checking, checked
 from cachegraph.graph.words import counted
 
@@ -83,6 +89,11 @@ class DataSources:
             checking = Checking(fetcher, cache_dir, self.watches, self._seen, remote_checked)
             found, changed = checked(sources_of(self.paths, self.mirrors), checking)
         self._local = [s for s in found if isinstance(s, MirrorSource)]
+        removed = unused_copies(cache_dir)
+        if removed:
+            log.info("removed %s of the cache directory %s that no check used for %d days",
+                     counted(len(removed), "mirror copy", "mirror copies"), cache_dir,
+                     UNUSED_SECONDS // 86400)  # fmt: skip
         return changed
 
     def record_changes(self, graph: CacheGraph, at_start: bool) -> None:

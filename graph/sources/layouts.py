@@ -27,6 +27,7 @@ from .remote import (
     copy_folder,
     held_state,
     log_change,
+    mark_used,
 )
 from .source import Checked, Checking
 
@@ -62,6 +63,7 @@ def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetch
     A failure keeps the copy held and says what failed."""
     started = time.monotonic()
     folder = copy_folder(cache_dir, remote.identity, view)
+    mark_used(folder)
     held = held_state(folder)
     copy = folder if held.hash else None
     check = Check(remote, view, folder, held, fetcher)

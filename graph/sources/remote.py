@@ -19,10 +19,13 @@ and ``layouts.sync`` chooses.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import shutil
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -34,6 +37,7 @@ from .locations import Remote
 from .mirrors import (
     OCI_MANIFESTS,
 )
+from .parts import PART
 from .source import CHECKS_AT_ONCE
 
 log = logging.getLogger("cachegraph")
@@ -108,6 +112,49 @@ def copy_folder(cache_dir: str | os.PathLike, shown: str, view: str = "") -> Pat
     """
     key = hashlib.sha256(f"{shown}^{view}".encode()).hexdigest()[:24]
     return Path(cache_dir) / "mirrors" / key
+
+
+#: A copy no check has used for this long (no server configured with its mirror asked since)
+#: is removed, with its kept reading: mirrors come and go from configurations, and their
+#: copies would stay for good. Copies shared by several servers live while any uses them.
+UNUSED_SECONDS = 30 * 24 * 3600
+
+
+def mark_used(folder: Path) -> None:
+    """Say that a check used this copy now: its ``state.json``'s modification time (no
+    fingerprint counts it: the copy's index files and folders are what is fingerprinted)."""
+    with contextlib.suppress(OSError):
+        os.utime(folder / "state.json")
+
+
+def unused_copies(cache_dir: str | os.PathLike, now: float | None = None) -> list[str]:
+    """Remove the copies in ``cache_dir`` that no check used for ``UNUSED_SECONDS`` (and their
+    kept readings, and a kept reading whose copy is gone); return the names removed.
+
+    >>> unused_copies("/nonexistent")
+    []
+    """
+    folder = Path(cache_dir) / "mirrors"
+    limit = (time.time() if now is None else now) - UNUSED_SECONDS
+    removed = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                state = Path(entry.path) / "state.json"
+                used = state.stat().st_mtime if state.exists() else entry.stat().st_mtime
+                if used < limit:
+                    shutil.rmtree(entry.path)
+                    Path(entry.path + PART).unlink(missing_ok=True)
+                    removed.append(entry.name)
+            elif entry.name.endswith(PART) and not os.path.isdir(entry.path[: -len(PART)]):
+                os.unlink(entry.path)
+            elif entry.name.startswith(".read-") and entry.stat().st_mtime < limit:
+                os.unlink(entry.path)  # a kept reading's write that never finished
+    return removed
 
 
 def held_state(folder: Path) -> Held:

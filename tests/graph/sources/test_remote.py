@@ -10,9 +10,11 @@ index manifest for v3), checked here in the servers' own access logs where they 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,8 @@ from cachegraph.graph import MirrorSource
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.layouts import sync
 from cachegraph.graph.sources.locations import Remote
-from cachegraph.graph.sources.remote import copy_folder
+from cachegraph.graph.sources.parts import PART
+from cachegraph.graph.sources.remote import UNUSED_SECONDS, copy_folder
 
 from cachegraph.state import DataSources, load_sources
 from tests.conftest import execute
@@ -263,3 +266,27 @@ def test_an_unchanged_mirror_leaves_its_copy_untouched(layouts, s3_server, monke
         again = sync(Remote.parse(url), "", tmp_path, fetcher)
     assert (first.changed, again.changed, again.error) == (True, False, "")
     assert {p: p.stat().st_mtime_ns for p in copy.rglob("*")} == before
+
+
+def test_copies_no_check_used_for_30_days_are_removed(http_server, tmp_path):
+    """A mirror dropped from every configuration leaves its copy; a check removes the copies
+    (and kept readings) no check used for ``UNUSED_SECONDS``. The copies of the mirrors
+    configured are used by every check, however old; another server's recent copy stays."""
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb")
+    sources = _remote([("develop", "mpigdb", url)], tmp_path)
+    load_sources(sources)  # the copy fetched, its reading kept beside it
+    folder = tmp_path / "mirrors"
+    mine = copy_folder(tmp_path, url)
+    month = time.time() - UNUSED_SECONDS - 60
+    for name, age in [("gone", month), ("elsewhere", time.time() - 86400)]:
+        (folder / name / "build_cache").mkdir(parents=True)
+        (folder / name / "state.json").write_text("{}")
+        (folder / f"{name}{PART}").write_text("kept")
+        os.utime(folder / name / "state.json", (age, age))
+    (folder / f"orphan{PART}").write_text("its copy is gone")
+    os.utime(mine / "state.json", (month, month))  # the last check long ago: this one uses it
+    assert not sources.check_sources()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [mine.name, mine.name + PART, "elsewhere", "elsewhere" + PART]
+    )
+    assert (mine / "state.json").stat().st_mtime > month + 60
