@@ -153,6 +153,8 @@ class MirrorSource:
         """At a URL: checked with the cheap request Spack makes and fetched when it changed
         (``remote.checked``); on disk: its fingerprint compared with the last check's."""
         if self.url:
+            if checking.remote is None:
+                raise ValueError(f"{self.shown}: a mirror at a URL is checked by Checking.remote")
             return checking.remote(self, checking)
         return Checked(self, checking.changed(self))
 
