@@ -63,7 +63,6 @@ def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetch
     A failure keeps the copy held and says what failed."""
     started = time.monotonic()
     folder = copy_folder(cache_dir, remote.identity, view)
-    mark_used(folder)
     held = held_state(folder)
     copy = folder if held.hash else None
     check = Check(remote, view, folder, held, fetcher)
@@ -86,6 +85,8 @@ def sync(remote: Remote, view: str, cache_dir: str | os.PathLike, fetcher: Fetch
         )
         return Synced(copy, held, False, error, time.monotonic() - started,
                       check.fetched_bytes, check.requests)  # fmt: skip
+    finally:
+        mark_used(folder)  # what the check left, if anything: its mirror is still configured
     return Synced(folder, check.held, changed, "", time.monotonic() - started,
                   check.fetched_bytes, check.requests)  # fmt: skip
 

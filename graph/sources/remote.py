@@ -120,16 +120,24 @@ def copy_folder(cache_dir: str | os.PathLike, shown: str, view: str = "") -> Pat
 UNUSED_SECONDS = 30 * 24 * 3600
 
 
+#: The ending of the empty file beside a copy's folder whose modification time is the copy's
+#: last use by a check: beside it, not in it, as a check that finds nothing changed writes
+#: nothing in the copy (its files are the snapshot's fingerprint of the mirror).
+USED = ".used"
+
+
 def mark_used(folder: Path) -> None:
-    """Say that a check used this copy now: its ``state.json``'s modification time (no
-    fingerprint counts it: the copy's index files and folders are what is fingerprinted)."""
+    """Say that a check used this copy now (when there is one)."""
     with contextlib.suppress(OSError):
-        os.utime(folder / "state.json")
+        if folder.is_dir():
+            used = folder.with_name(folder.name + USED)
+            used.touch()
+            os.utime(used)
 
 
 def unused_copies(cache_dir: str | os.PathLike, now: float | None = None) -> list[str]:
-    """Remove the copies in ``cache_dir`` that no check used for ``UNUSED_SECONDS`` (and their
-    kept readings, and a kept reading whose copy is gone); return the names removed.
+    """Remove the copies in ``cache_dir`` that no check used for ``UNUSED_SECONDS`` (with their
+    kept readings; and what is left beside a copy that is gone); return the names removed.
 
     >>> unused_copies("/nonexistent")
     []
@@ -144,17 +152,26 @@ def unused_copies(cache_dir: str | os.PathLike, now: float | None = None) -> lis
     for entry in entries:
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
-                state = Path(entry.path) / "state.json"
-                used = state.stat().st_mtime if state.exists() else entry.stat().st_mtime
-                if used < limit:
+                if _last_used(Path(entry.path)) < limit:
                     shutil.rmtree(entry.path)
-                    Path(entry.path + PART).unlink(missing_ok=True)
+                    for beside in (PART, USED):
+                        Path(entry.path + beside).unlink(missing_ok=True)
                     removed.append(entry.name)
-            elif entry.name.endswith(PART) and not os.path.isdir(entry.path[: -len(PART)]):
-                os.unlink(entry.path)
+            elif entry.name.endswith((PART, USED)):
+                if not os.path.isdir(entry.path.removesuffix(PART).removesuffix(USED)):
+                    os.unlink(entry.path)  # its copy is gone
             elif entry.name.startswith(".read-") and entry.stat().st_mtime < limit:
                 os.unlink(entry.path)  # a kept reading's write that never finished
     return removed
+
+
+def _last_used(copy: Path) -> float:
+    """When a check last used a copy: its ``.used`` file's time, else (a copy kept by an
+    earlier version) its ``state.json``'s or its folder's."""
+    for path in (copy.with_name(copy.name + USED), copy / "state.json", copy):
+        with contextlib.suppress(OSError):
+            return path.stat().st_mtime
+    return 0.0
 
 
 def held_state(folder: Path) -> Held:

@@ -23,7 +23,7 @@ from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.layouts import sync
 from cachegraph.graph.sources.locations import Remote
 from cachegraph.graph.sources.parts import PART
-from cachegraph.graph.sources.remote import UNUSED_SECONDS, copy_folder
+from cachegraph.graph.sources.remote import UNUSED_SECONDS, USED, copy_folder
 
 from cachegraph.state import DataSources, load_sources
 from tests.conftest import execute
@@ -284,9 +284,10 @@ def test_copies_no_check_used_for_30_days_are_removed(http_server, tmp_path):
         (folder / f"{name}{PART}").write_text("kept")
         os.utime(folder / name / "state.json", (age, age))
     (folder / f"orphan{PART}").write_text("its copy is gone")
-    os.utime(mine / "state.json", (month, month))  # the last check long ago: this one uses it
+    used = mine.with_name(mine.name + USED)
+    os.utime(used, (month, month))  # the last check long ago: this one uses it
     assert not sources.check_sources()
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [mine.name, mine.name + PART, "elsewhere", "elsewhere" + PART]
+        [mine.name, mine.name + PART, mine.name + USED, "elsewhere", "elsewhere" + PART]
     )
-    assert (mine / "state.json").stat().st_mtime > month + 60
+    assert used.stat().st_mtime > month + 60

@@ -30,7 +30,7 @@ def test_every_kind_is_a_source(tmp_path):
     kinds = [Tree(str(SEEDS / "pages")), File(str(SEEDS / "spack.lock")),
              MirrorSource("t", "s", MIRROR), remote]  # fmt: skip
     assert all(isinstance(kind, Source) for kind in kinds)
-    with pytest.raises(ValueError, match="a mirror at a URL is checked by Checking.remote"):
+    with pytest.raises(ValueError, match=r"a mirror at a URL is checked by Checking\.remote"):
         remote.check(Checking())  # the caller gives how (``layouts.checked``)
     assert [s.label for s in sources_of([SEEDS / "pages"], [remote])] == [
         str(SEEDS / "pages"),
