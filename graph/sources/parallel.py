@@ -77,6 +77,7 @@ def read_placed(files: Placed, mirrors: list[tuple[int, MirrorSource]] = ()):
         reader.read_file(Path(path))
     for position, source in mirrors:
         reader.read_mirror_at(position, source)
+    reader.flush()  # the last pages' rows: sent as columns, not as the pages' parsed text
     return reader
 
 

@@ -11,7 +11,6 @@ Rows go to a ``StoreBuilder`` as they are read, a page or an index at a time;
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -19,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,12 +26,11 @@ from .. import attributes, deadline
 from ..errors import BadRecord
 from ..memory import released
 from ..spack import virtuals
-from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from ..words import counted
-from . import files, parts, sitedata
+from . import files, pagemeta, parts, sitedata
 from .frontmatter import decode_text, parse_front_matter, split_front_matter
 from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
@@ -42,6 +40,7 @@ from .rows import (
     node_row,
     page_row,
     well_formed_edges,
+    well_formed_pages,
     well_formed_rows,
 )
 from .specfiles import (
@@ -139,6 +138,21 @@ def source_files(paths: Iterable[str | os.PathLike], report: LoadReport) -> list
 
 #: A problem and where it sorts: (stage, file position, row, order) -- see ``Reader.problem``.
 Keyed = tuple[tuple[int, int, int, int], Problem]
+#: Pages read are added together once they hold this many rows (``Reader.flush``)
+PAGE_BATCH_ROWS = 4096
+
+
+class _Page(NamedTuple):
+    """A page read whose rows wait to be added (``Reader.flush``)."""
+
+    position: int
+    path: Path
+    package: str
+    tag: str
+    rows: list
+    line: int | None
+    meta: Any
+    meta_line: int | None
 
 
 class Reader:
@@ -164,6 +178,9 @@ class Reader:
         # The line of each page's spec_details, by the page's position: where a problem
         # found once every file is read points.
         self.page_lines: dict[int, int | None] = {}
+        # Pages read, their rows not yet added (``flush``), and how many rows they hold.
+        self.pending: list[_Page] = []
+        self.pending_rows = 0
 
     def __getstate__(self) -> dict:
         # What a second process sends back: not the hashes it read as nodes (this one
@@ -172,6 +189,8 @@ class Reader:
 
     def merge(self, other: Reader) -> None:
         """Take in what another Reader (a second process's) read."""
+        self.flush()
+        other.flush()
         self.builder.merge(other.builder)
         other.builder = StoreBuilder()  # its columns, no longer needed beside the merged ones
         self.keyed += other.keyed
@@ -198,6 +217,7 @@ class Reader:
         if path.name.endswith(_COMPANIONS) or path.parent.name == "_pgp":
             return  # a build cache's keys, digests and manifests: give its mirror with --mirror
         if sitedata.is_site_data(path.name):
+            self.flush()
             self.read_site_data(path)
             return
         try:
@@ -205,6 +225,8 @@ class Reader:
         except OSError as exc:
             self.problem(path, f"cannot be read: {exc.strerror}")
             return
+        if is_spec_file(path.name) or path.suffix == ".json":
+            self.flush()  # the pages before it first: rows are added in the order read
         try:
             if is_spec_file(path.name):
                 self.read_spec_file(path, spec_document(data, path.name))
@@ -240,10 +262,74 @@ class Reader:
         tag = str(categories[1])
         self.page_lines[self.position] = line
         self.report.pages += 1
-        listed = self.add_page(path, package, tag, rows, line)
+        self.tags.add(tag)
         meta = fields.get("meta")
-        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
-            self.check_meta(path, meta, listed, key_lines.get("meta"))
+        page = _Page(self.position, path, package, tag, rows, line, meta, key_lines.get("meta"))
+        self.pending.append(page)
+        self.pending_rows += len(rows) + 1
+        if self.pending_rows >= PAGE_BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Add the rows of the pages read since the last time (``read_page``) to the builder.
+
+        Pages are checked and coded together, a few thousand rows at a time: a page of the
+        public site holds a few dozen, and what is done per call (a few dozen C calls over
+        its columns) cost more than its rows. When any row of them is unusual, each page
+        is read alone as before, so a bad row is reported in its page and left out while
+        the rest of it loads; a page's problems name its path and position as ever.
+        """
+        pages, self.pending, self.pending_rows = self.pending, [], 0
+        if not pages:
+            return
+        position = self.position
+        try:
+            listed = well_formed_pages([(page.rows, page.package) for page in pages])
+            if listed is not None:
+                self.add_pages(pages, listed)
+                return
+            for page in pages:
+                self.at(page.position)
+                listed = self.add_page(page.path, page.package, page.tag, page.rows, page.line)
+                if page.meta is not None and len(listed.hashes) == len(page.rows):
+                    self.check_meta(page.path, page.meta, listed, page.meta_line)  # else it
+                    # summarizes records left out
+        finally:
+            self.at(position)
+
+    def add_pages(self, pages: list[_Page], listed: Listed) -> None:
+        """Pages whose rows are all well formed (``listed``: theirs, end to end), added as
+        one: each row with its page's file, tag, position and its number in it."""
+        builder = self.builder
+        lengths = np.array([len(page.rows) for page in pages], np.int64)
+        starts = np.zeros(len(pages) + 1, np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        files = builder.strings["file"].codes([str(page.path) for page in pages])
+        tags = builder.strings["tag"].codes([page.tag for page in pages])
+        builder.add_rows(
+            listed.hashes,
+            listed.columns,
+            builder.variant_codes(listed.variants),
+            np.repeat(files, lengths),
+            np.arange(starts[-1]) - np.repeat(starts[:-1], lengths) + 1,
+            True,
+            listed.sizes,
+            np.repeat(tags, lengths),
+            builder.stack_codes(listed.stacks),
+            np.repeat([page.position for page in pages], lengths),
+        )
+        self.report.records += len(listed.hashes)
+        spans = list(zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True))
+        for page, (start, end) in zip(pages, spans, strict=True):
+            hashes = listed.hashes[start:end]
+            if len(set(hashes)) < len(hashes):
+                self.at(page.position)
+                self.repeated_hashes(page.path, hashes, page.line)
+        agree = pagemeta.agreeing([page.meta for page in pages], lengths, listed)
+        for i in np.flatnonzero(~agree).tolist():
+            page, (start, end) = pages[i], spans[i]
+            self.at(page.position)
+            self.check_meta(page.path, page.meta, listed.part(start, end), page.meta_line)
 
     def add_page(self, path: Path, package: str, tag: str, rows: list, line: int | None) -> Listed:
         """A page's rows: the specs ``tag`` holds, each in the stacks its row lists."""
@@ -328,25 +414,8 @@ class Reader:
 
     def check_meta(self, path: Path, meta: Any, listed: Listed, line: int | None) -> None:
         """Warn where a page's ``meta`` summary disagrees with its records."""
-        if not isinstance(meta, dict):
-            self.problem(path, "'meta' is not a mapping; ignored", line, warning=True)
-            return
-        for key, derive in _DERIVED.items():
-            if key not in meta:
-                continue
-            stated, actual = meta[key], derive(listed)
-            if isinstance(actual, set) and isinstance(stated, list):
-                stated = set(map(str, stated))
-                if key == "compilers":
-                    stated = {normalize_compiler(c) or "none" for c in stated}
-            if stated != actual:
-                self.problem(
-                    path,
-                    f"meta {key} says {_brief(stated)} but spec_details give {_brief(actual)}; "
-                    "using spec_details",
-                    line,
-                    warning=True,
-                )
+        for message in pagemeta.disagreements(meta, listed):
+            self.problem(path, message, line, warning=True)
 
     def read_old_page(self, path: Path, package: str, fields: dict, key_lines: dict) -> None:
         """The oldest form: no tag, ``spec_files`` mapping spec strings to spec-N.json."""
@@ -409,6 +478,7 @@ class Reader:
         and says why. Its messages show no value read from its files (``values_hidden``): a
         link in a mirror may reach any file.
         """
+        self.flush()
         with attributes.values_hidden():
             self._read_mirror(source)
 
@@ -416,6 +486,7 @@ class Reader:
         """``read_mirror`` at ``position`` of the load. A remote mirror's reading is kept
         beside its copy (``graph.sources.parts``): merged as kept while the copy is
         unchanged, else read alone and kept, so that a reload reads only what changed."""
+        self.flush()
         self.at(position)
         if not parts.keeps(source):
             self.read_mirror(source)
@@ -599,6 +670,7 @@ class Reader:
 
     def finish(self) -> CacheGraph:
         """The store of every row read and its graph; the report's counts and problems."""
+        self.flush()
         store, found, skipped = self.builder.finish()
         graph = CacheGraph(store)
         self.report.records -= skipped
@@ -634,19 +706,6 @@ class Reader:
                     )
 
 
-#: What each key of a page's ``meta`` summarizes, worked out from its records when it has it.
-_DERIVED = {
-    "num_specs": lambda listed: len(listed.hashes),
-    "num_specs_by_stack": lambda listed: dict(Counter(chain.from_iterable(listed.stacks))),
-    "versions": lambda listed: set(listed.columns["version"]),
-    "compilers": lambda listed: {c or "none" for c in set(listed.columns["compiler"])},
-    "oss": lambda listed: set(listed.columns["os"]),
-    "platforms": lambda listed: set(listed.columns["platform"]),
-    "targets": lambda listed: set(listed.columns["target"]),
-    "stacks": lambda listed: set(chain.from_iterable(listed.stacks)),
-}
-
-
 def _key(keyed: Keyed) -> tuple:
     return keyed[0]
 
@@ -674,10 +733,3 @@ def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
             node = index_node(entry)
         found.append((h, node))
     return found
-
-
-def _brief(value: Any) -> str:
-    if isinstance(value, set):
-        value = sorted(value)
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."

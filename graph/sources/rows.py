@@ -6,6 +6,7 @@ Each function raises BadRecord saying what is wrong with the record.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter, methodcaller
 from typing import Any, NamedTuple
@@ -80,6 +81,13 @@ class Listed(NamedTuple):
     stacks: list[tuple[str, ...]]
     sizes: list[float] | None = None
 
+    def part(self, start: int, end: int) -> Listed:
+        """Rows ``start`` to ``end`` (of pages read together: one page's)."""
+        sizes = None if self.sizes is None else self.sizes[start:end]
+        columns = {name: values[start:end] for name, values in self.columns.items()}
+        return Listed(self.hashes[start:end], columns, self.variants[start:end],
+                      self.stacks[start:end], sizes)  # fmt: skip
+
 
 def well_formed_rows(rows: list, package: str) -> Listed | None:
     """The columns of a page's rows exactly as the public site writes them.
@@ -90,6 +98,32 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
     """
     if not rows:
         return None
+    return _well_formed(rows, [package] * len(rows))
+
+
+def well_formed_pages(pages: Sequence[tuple[list, str]]) -> Listed | None:
+    """``well_formed_rows`` of several pages' (rows, package) at once: their columns end to
+    end, or None when any row of any page is unusual (then each page is read alone).
+
+    A page of the public site holds a few dozen rows: checked and coded a page at a time,
+    the dozens of C calls a page costs more than the rows do, so pages are taken together.
+
+    >>> row = {"hash": "a" * 32, "versions": ["1.0"], "compiler": "gcc@=12.3.0", "os": "x",
+    ...        "platform": "linux", "target": "y", "variants": [], "stacks": ["e4s"]}
+    >>> listed = well_formed_pages([([row], "zlib"), ([dict(row, hash="b" * 32)], "xz")])
+    >>> listed.columns["package"], listed.columns["compiler"]
+    (['zlib', 'xz'], ['gcc@12.3.0', 'gcc@12.3.0'])
+    >>> well_formed_pages([([row], "zlib"), ([dict(row, hash=None)], "xz")]) is None
+    True
+    """
+    rows = list(chain.from_iterable(rows for rows, _ in pages))
+    if not rows:
+        return None
+    packages = list(chain.from_iterable([package] * len(rows) for rows, package in pages))
+    return _well_formed(rows, packages)
+
+
+def _well_formed(rows: list, packages: list[str]) -> Listed | None:
     try:
         # nearly every page says "-": a size goes row by row (one C call a row to see it)
         if not set(map(_SIZE, rows)) <= _UNSIZED:
@@ -122,7 +156,7 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
         platforms,
         targets,
     )
-    columns = {"package": [package] * len(hashes), **dict(zip(SUMMARIZED, summarized, strict=True))}
+    columns = {"package": packages, **dict(zip(SUMMARIZED, summarized, strict=True))}
     try:  # an attribute this path does not know of (graph.attributes): its reader, row by row
         columns |= {a.name: [a.page(row) for row in rows] for a in _OTHERS}
     except BadRecord:

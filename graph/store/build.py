@@ -169,6 +169,28 @@ class StoreBuilder:
         ``columns`` holds each attribute's values (``compiler`` None for none).
         """
         count = len(hashes)
+        tag_code = -1 if tag is None else self.strings["tag"].code(tag)
+        self.add_rows(
+            hashes, columns, variants, np.full(count, file), np.asarray(numbers), page, sizes,
+            np.full(count, tag_code), stacks, np.full(count, self.position),
+        )  # fmt: skip
+
+    def add_rows(
+        self,
+        hashes: list[str],
+        columns: dict[str, list],
+        variants: list[int],
+        files: np.ndarray,
+        numbers: np.ndarray,
+        page: bool,
+        sizes: Sequence[float] | None,
+        tags: np.ndarray,
+        stacks: Sequence[int] | None,
+        positions: np.ndarray,
+    ) -> None:
+        """``add_records`` of rows from several sources at once (pages read together): the
+        file code, tag code (-1: none) and load position of each row given."""
+        count = len(hashes)
         self.r_hash += "".join(hashes).encode("ascii")
         for a in ATTRS:
             values = columns[a]
@@ -176,14 +198,19 @@ class StoreBuilder:
                 values = [NO_COMPILER if v is None else v for v in values]
             self.r_codes[a].extend(self.strings[a].codes(values))
         self.r_variants.extend(variants)
-        self.r_size.extend(sizes if sizes is not None else [np.nan] * count)
-        self.r_file.extend([file] * count)
-        self.r_number.extend(numbers)
+        if sizes is None:
+            _extend(self.r_size, np.full(count, np.nan))
+        else:
+            self.r_size.extend(sizes)
+        _extend(self.r_file, files)
+        _extend(self.r_number, numbers)
         self.r_page.extend(b"\x01" * count if page else b"\x00" * count)
-        tag_code = -1 if tag is None else self.strings["tag"].code(tag)
-        self.r_tag.extend([tag_code] * count)
-        self.r_stacks.extend(stacks if stacks is not None else [-1] * count)
-        self.r_position.extend([self.position] * count)
+        _extend(self.r_tag, tags)
+        if stacks is None:
+            _extend(self.r_stacks, np.full(count, -1))
+        else:
+            self.r_stacks.extend(stacks)
+        _extend(self.r_position, positions)
 
     def add_mirror(self, mirror: MirrorInfo) -> int:
         self.strings["tag"].code(mirror.tag)
