@@ -325,9 +325,10 @@ class Reader:
             if len(set(hashes)) < len(hashes):
                 self.at(page.position)
                 self.repeated_hashes(page.path, hashes, page.line)
-        agree = pagemeta.agreeing([page.meta for page in pages], lengths, listed)
-        for i in np.flatnonzero(~agree).tolist():
-            page, (start, end) = pages[i], spans[i]
+        agree = pagemeta.agreeing([page.meta for page in pages], lengths.tolist(), listed)
+        for page, (start, end), agrees in zip(pages, spans, agree, strict=True):
+            if agrees:
+                continue
             self.at(page.position)
             self.check_meta(page.path, page.meta, listed.part(start, end), page.meta_line)
 
