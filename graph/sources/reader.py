@@ -31,11 +31,12 @@ from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from ..words import counted
 from . import files, pagemeta, parts, sitedata
-from .frontmatter import decode_text, parse_front_matter, split_front_matter
+from .frontmatter import Unchecked, decode_text, parse_page_front_matter, split_front_matter
 from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node, read_mirror
 from .rows import (
     Edges,
     Listed,
+    nest_shallowly,
     node_dependencies,
     node_row,
     page_row,
@@ -153,6 +154,8 @@ class _Page(NamedTuple):
     line: int | None
     meta: Any
     meta_line: int | None
+    #: its records' line, parsed before its nesting was checked
+    unchecked: Unchecked | None = None
 
 
 class Reader:
@@ -241,7 +244,18 @@ class Reader:
 
     def read_page(self, path: Path, text: str) -> None:
         lines, first = split_front_matter(text)
-        fields, key_lines = parse_front_matter(lines, first)
+        fields, key_lines, unchecked = parse_page_front_matter(lines, first)
+        try:
+            self.read_fields(path, fields, key_lines, unchecked)
+        except BadRecord:
+            if unchecked is not None:  # read first, so said first when too deep
+                unchecked.check()
+            raise
+
+    def read_fields(
+        self, path: Path, fields: dict, key_lines: dict, unchecked: Unchecked | None
+    ) -> None:
+        """A page's front matter: its rows wait to be added with others' (``flush``)."""
         title = fields.get("title")
         if not isinstance(title, str) or not title.strip():
             raise BadRecord("'title' (the package name) is missing", key_lines.get("title"))
@@ -260,11 +274,9 @@ class Reader:
         if not isinstance(rows, list):
             raise BadRecord("'spec_details' must be a list of records", line)
         tag = str(categories[1])
-        self.page_lines[self.position] = line
-        self.report.pages += 1
-        self.tags.add(tag)
         meta = fields.get("meta")
-        page = _Page(self.position, path, package, tag, rows, line, meta, key_lines.get("meta"))
+        page = _Page(self.position, path, package, tag, rows, line, meta, key_lines.get("meta"),
+                     unchecked)  # fmt: skip
         self.pending.append(page)
         self.pending_rows += len(rows) + 1
         if self.pending_rows >= PAGE_BATCH_ROWS:
@@ -285,17 +297,46 @@ class Reader:
         position = self.position
         try:
             listed = well_formed_pages([(page.rows, page.package) for page in pages])
-            if listed is not None:
-                self.add_pages(pages, listed)
-                return
+            rows = chain.from_iterable(page.rows for page in pages)
+            if listed is None or not nest_shallowly(list(rows)):
+                kept = self.shallow_pages(pages)
+                if listed is None or len(kept) < len(pages):
+                    for page in kept:  # each read alone: its bad rows said and left out
+                        self.at(page.position)
+                        self.counted(page)
+                        listed = self.add_page(page.path, page.package, page.tag, page.rows,
+                                               page.line)  # fmt: skip
+                        if page.meta is not None and len(listed.hashes) == len(page.rows):
+                            # (else it summarizes records left out)
+                            self.check_meta(page.path, page.meta, listed, page.meta_line)
+                    return
             for page in pages:
-                self.at(page.position)
-                listed = self.add_page(page.path, page.package, page.tag, page.rows, page.line)
-                if page.meta is not None and len(listed.hashes) == len(page.rows):
-                    self.check_meta(page.path, page.meta, listed, page.meta_line)  # else it
-                    # summarizes records left out
+                self.counted(page)
+            self.add_pages(pages, listed)
         finally:
             self.at(position)
+
+    def shallow_pages(self, pages: list[_Page]) -> list[_Page]:
+        """The pages whose records' line nests no deeper than any real page; each other is
+        refused whole, as parsing it would have been."""
+        kept = []
+        for page in pages:
+            if page.unchecked is not None:
+                try:
+                    page.unchecked.check()
+                except BadRecord as exc:
+                    self.at(page.position)
+                    self.problem(page.path, exc.message, exc.line)
+                    continue
+            kept.append(page)
+        return kept
+
+    def counted(self, page: _Page) -> None:
+        """A page read: counted, its tag known, its records' line where its rows' problems
+        found later point."""
+        self.page_lines[page.position] = page.line
+        self.report.pages += 1
+        self.tags.add(page.tag)
 
     def add_pages(self, pages: list[_Page], listed: Listed) -> None:
         """Pages whose rows are all well formed (``listed``: theirs, end to end), added as

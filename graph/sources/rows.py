@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import chain
-from operator import itemgetter, methodcaller
+from itertools import chain, repeat
+from operator import contains, itemgetter, methodcaller, sub
 from typing import Any, NamedTuple
 
 from ..attributes import (
@@ -123,6 +123,26 @@ def well_formed_pages(pages: Sequence[tuple[list, str]]) -> Listed | None:
     return _well_formed(rows, packages)
 
 
+def nest_shallowly(rows: list) -> bool:
+    """Whether rows ``well_formed_rows`` took -- mappings whose fields it reads are strings,
+    lists of strings and a ``size`` of "-" or null -- hold nothing else but a ``tarball``
+    string: then their text nests three levels, and needs no check of its own.
+
+    >>> row = {"hash": "a" * 32, "versions": ["1.0"], "compiler": "gcc@=12.3.0", "os": "x",
+    ...        "platform": "linux", "target": "y", "variants": [], "stacks": ["e4s"]}
+    >>> nest_shallowly([row, dict(row, size="-", tarball="t")]), nest_shallowly([dict(row, x=[])])
+    (True, False)
+    """
+    sized = map(contains, rows, repeat("size"))
+    with_tarball = map(contains, rows, repeat("tarball"))
+    others = map(sub, map(sub, map(len, rows), sized), with_tarball)
+    return set(others) <= _READ_FIELDS and set(map(type, map(_TARBALL, rows))) <= {str}
+
+
+_READ_FIELDS = {len(_FIELDS)}
+_TARBALL = methodcaller("get", "tarball", "")
+
+
 def _well_formed(rows: list, packages: list[str]) -> Listed | None:
     try:
         # nearly every page says "-": a size goes row by row (one C call a row to see it)
@@ -130,9 +150,10 @@ def _well_formed(rows: list, packages: list[str]) -> Listed | None:
             return None
         columns = [list(map(column, rows)) for column in _COLUMNS]
         hashes, versions, compilers, oss, platforms, targets, variants, stacks = columns
-        # join() takes only strings: one C call checks a whole column.
-        scalars = [*compilers, *oss, *platforms, *targets]
-        "".join(scalars)
+        # join() takes only strings: one C call checks a whole column. The one-string
+        # columns repeat a few values: their distinct values are checked (a list or a
+        # mapping among them cannot be in a set: TypeError).
+        scalars = set([*compilers, *oss, *platforms, *targets])
         all_hashes = "".join(hashes)
         "".join(chain.from_iterable(versions))
         "".join(chain.from_iterable(variants))
@@ -145,7 +166,8 @@ def _well_formed(rows: list, packages: list[str]) -> Listed | None:
         and {32} == set(map(len, hashes))
         and _HASHES.fullmatch(all_hashes)
         and all(map(itemgetter(0), versions))
-        and all(v and v == v.strip() for v in set(scalars))
+        and set(map(type, scalars)) <= {str}
+        and all(v and v == v.strip() for v in scalars)
     ):
         return None
     compiler_of = {c: normalize_compiler(c) for c in set(compilers)}
