@@ -9,7 +9,7 @@ pages). Both give the same dict.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import yaml
@@ -74,8 +74,60 @@ def split_front_matter(text: str) -> tuple[list[str], int]:
 
 def parse_front_matter(lines: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
     """Parse front-matter lines into a dict, and the line number of each top-level key."""
+    fields, key_lines, _ = _parsed(lines, first_line, None)
+    return fields, key_lines
+
+
+class Unchecked(NamedTuple):
+    """A one-line value parsed before its nesting was checked (``parse_page_front_matter``)."""
+
+    text: str
+    line: int
+
+    def check(self) -> None:
+        """Raise BadRecord as parsing would have, when the value nests too deeply."""
+        check_nesting(self.text, _TOO_DEEP_FRONT_MATTER, self.line)
+
+
+def parse_page_front_matter(
+    lines: list[str], first_line: int
+) -> tuple[dict[str, Any], dict[str, int], Unchecked | None]:
+    """``parse_front_matter`` of a cache page, leaving the nesting of its one-line
+    ``spec_details`` unchecked (returned), for the caller to check or to prove otherwise.
+
+    The records' line is most of a page, and checking its nesting cost nearly what parsing
+    it does; rows proven well formed nest three levels (``graph.sources.rows``), so only a
+    page whose rows are not needs the check. Whatever else goes wrong first checks it, so
+    a page too deep is refused with the same message as ever.
+    """
+    return _parsed(lines, first_line, "spec_details")
+
+
+def _parsed(
+    lines: list[str], first_line: int, defer: str | None
+) -> tuple[dict[str, Any], dict[str, int], Unchecked | None]:
+    unchecked: Unchecked | None = None
+    try:
+        fields, key_lines, unchecked = _parse_lines(lines, first_line, defer)
+        if fields is None:  # not one line a value: YAML reads the whole block
+            if unchecked is not None:
+                unchecked.check()
+            return (*_parse_yaml(lines, first_line), None)
+        return fields, key_lines, unchecked
+    except BadRecord:
+        if unchecked is not None:  # it came first: as if checked where it was read
+            unchecked.check()
+        raise
+
+
+def _parse_lines(
+    lines: list[str], first_line: int, defer: str | None
+) -> tuple[dict[str, Any] | None, dict[str, int], Unchecked | None]:
+    """The fields of one-line values (None when YAML must read the block), their lines, and
+    the value of key ``defer`` whose nesting was not checked."""
     fields: dict[str, Any] = {}
     key_lines: dict[str, int] = {}
+    unchecked: Unchecked | None = None
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -85,7 +137,7 @@ def parse_front_matter(lines: list[str], first_line: int) -> tuple[dict[str, Any
         key, sep, value = line.partition(":")
         value = value.strip()
         if not sep or line[:1].isspace() or not key:
-            return _parse_yaml(lines, first_line)
+            return None, key_lines, unchecked
         key_lines[key] = first_line + i
         i += 1
         if not value:  # a block list follows: "- item" or '- "key": value' lines
@@ -94,18 +146,27 @@ def parse_front_matter(lines: list[str], first_line: int) -> tuple[dict[str, Any
                 if lines[i].strip():
                     item = _list_item(lines[i])
                     if item is None:
-                        return _parse_yaml(lines, first_line)
+                        return None, key_lines, unchecked
                     items.append(item)
                 i += 1
             fields[key] = items
             continue
+        if key == defer and unchecked is None and value[0] in "[{":
+            parsed = _fast_value(value)
+            if parsed is not None:
+                fields[key] = parsed
+                unchecked = Unchecked(value, key_lines[key])
+                continue
+        elif key == defer and unchecked is not None:  # given twice: the first is checked
+            unchecked.check()
+            unchecked = None
         # Before any parser: orjson takes 1,024 levels, and YAML's scanner stops at 1,000.
         check_nesting(value, _TOO_DEEP_FRONT_MATTER, key_lines[key])
         parsed = _fast_value(value)
         if parsed is None:
-            return _parse_yaml(lines, first_line)
+            return None, key_lines, unchecked
         fields[key] = parsed
-    return fields, key_lines
+    return fields, key_lines, unchecked
 
 
 # '- "SPEC STRING": spec-3.json'; the public site never escaped quotes inside the

@@ -79,6 +79,7 @@ def read_placed(files: Placed, others: list[tuple[int, Source]] = ()):
         File(path).read(reader, position)
     for position, source in others:
         source.read(reader, position)
+    reader.flush()  # the last pages' rows: sent as columns, not as the pages' parsed text
     return reader
 
 

@@ -11,7 +11,6 @@ Rows go to a ``StoreBuilder`` as they are read, a page or an index at a time;
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,22 +26,23 @@ from .. import attributes, deadline
 from ..errors import BadRecord
 from ..memory import released
 from ..spack import virtuals
-from ..spack.names import normalize_compiler
 from ..store.build import WHOLE_FILE, StoreBuilder
 from ..store.records import MirrorInfo
 from ..store.view import CacheGraph
 from ..words import counted
-from . import parts, sitedata
-from .frontmatter import decode_text, parse_front_matter, split_front_matter
+from . import pagemeta, parts, sitedata
+from .frontmatter import Unchecked, decode_text, parse_page_front_matter, split_front_matter
 from .layouts import read_mirror
 from .mirrors import MirrorRead, MirrorSource, held, index_installs, index_node
 from .rows import (
     Edges,
     Listed,
+    nest_shallowly,
     node_dependencies,
     node_row,
     page_row,
     well_formed_edges,
+    well_formed_pages,
     well_formed_rows,
 )
 from .specfiles import (
@@ -127,6 +127,23 @@ class LoadReport:
 
 #: A problem and where it sorts: (stage, file position, row, order) -- see ``Reader.problem``.
 Keyed = tuple[tuple[int, int, int, int], Problem]
+#: Pages read are added together once they hold this many rows (``Reader.flush``)
+PAGE_BATCH_ROWS = 4096
+
+
+class _Page(NamedTuple):
+    """A page read whose rows wait to be added (``Reader.flush``)."""
+
+    position: int
+    path: Path
+    package: str
+    tag: str
+    rows: list
+    line: int | None
+    meta: Any
+    meta_line: int | None
+    #: its records' line, parsed before its nesting was checked
+    unchecked: Unchecked | None = None
 
 
 class Reader:
@@ -152,6 +169,9 @@ class Reader:
         # The line of each page's spec_details, by the page's position: where a problem
         # found once every file is read points.
         self.page_lines: dict[int, int | None] = {}
+        # Pages read, their rows not yet added (``flush``), and how many rows they hold.
+        self.pending: list[_Page] = []
+        self.pending_rows = 0
 
     def __getstate__(self) -> dict:
         # What a second process sends back: not the hashes it read as nodes (this one
@@ -160,6 +180,8 @@ class Reader:
 
     def merge(self, other: Reader) -> None:
         """Take in what another Reader (a second process's) read."""
+        self.flush()
+        other.flush()
         self.builder.merge(other.builder)
         other.builder = StoreBuilder()  # its columns, no longer needed beside the merged ones
         self.keyed += other.keyed
@@ -186,6 +208,7 @@ class Reader:
         if path.name.endswith(_COMPANIONS) or path.parent.name == "_pgp":
             return  # a build cache's keys, digests and manifests: give its mirror with --mirror
         if sitedata.is_site_data(path.name):
+            self.flush()
             self.read_site_data(path)
             return
         try:
@@ -193,6 +216,8 @@ class Reader:
         except OSError as exc:
             self.problem(path, f"cannot be read: {exc.strerror}")
             return
+        if is_spec_file(path.name) or path.suffix == ".json":
+            self.flush()  # the pages before it first: rows are added in the order read
         try:
             if is_spec_file(path.name):
                 self.read_spec_file(path, spec_document(data, path.name))
@@ -207,7 +232,18 @@ class Reader:
 
     def read_page(self, path: Path, text: str) -> None:
         lines, first = split_front_matter(text)
-        fields, key_lines = parse_front_matter(lines, first)
+        fields, key_lines, unchecked = parse_page_front_matter(lines, first)
+        try:
+            self.read_fields(path, fields, key_lines, unchecked)
+        except BadRecord:
+            if unchecked is not None:  # read first, so said first when too deep
+                unchecked.check()
+            raise
+
+    def read_fields(
+        self, path: Path, fields: dict, key_lines: dict, unchecked: Unchecked | None
+    ) -> None:
+        """A page's front matter: its rows wait to be added with others' (``flush``)."""
         title = fields.get("title")
         if not isinstance(title, str) or not title.strip():
             raise BadRecord("'title' (the package name) is missing", key_lines.get("title"))
@@ -226,12 +262,104 @@ class Reader:
         if not isinstance(rows, list):
             raise BadRecord("'spec_details' must be a list of records", line)
         tag = str(categories[1])
-        self.page_lines[self.position] = line
-        self.report.pages += 1
-        listed = self.add_page(path, package, tag, rows, line)
         meta = fields.get("meta")
-        if meta is not None and len(listed.hashes) == len(rows):  # else it summarizes more
-            self.check_meta(path, meta, listed, key_lines.get("meta"))
+        page = _Page(self.position, path, package, tag, rows, line, meta, key_lines.get("meta"),
+                     unchecked)  # fmt: skip
+        self.pending.append(page)
+        self.pending_rows += len(rows) + 1
+        if self.pending_rows >= PAGE_BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Add the rows of the pages read since the last time (``read_page``) to the builder.
+
+        Pages are checked and coded together, a few thousand rows at a time: a page of the
+        public site holds a few dozen, and what is done per call (a few dozen C calls over
+        its columns) cost more than its rows. When any row of them is unusual, each page
+        is read alone as before, so a bad row is reported in its page and left out while
+        the rest of it loads; a page's problems name its path and position as ever.
+        """
+        pages, self.pending, self.pending_rows = self.pending, [], 0
+        if not pages:
+            return
+        position = self.position
+        try:
+            listed = well_formed_pages([(page.rows, page.package) for page in pages])
+            rows = chain.from_iterable(page.rows for page in pages)
+            if listed is None or not nest_shallowly(list(rows)):
+                kept = self.shallow_pages(pages)
+                if listed is None or len(kept) < len(pages):
+                    for page in kept:  # each read alone: its bad rows said and left out
+                        self.at(page.position)
+                        self.counted(page)
+                        listed = self.add_page(page.path, page.package, page.tag, page.rows,
+                                               page.line)  # fmt: skip
+                        if page.meta is not None and len(listed.hashes) == len(page.rows):
+                            # (else it summarizes records left out)
+                            self.check_meta(page.path, page.meta, listed, page.meta_line)
+                    return
+            for page in pages:
+                self.counted(page)
+            self.add_pages(pages, listed)
+        finally:
+            self.at(position)
+
+    def shallow_pages(self, pages: list[_Page]) -> list[_Page]:
+        """The pages whose records' line nests no deeper than any real page; each other is
+        refused whole, as parsing it would have been."""
+        kept = []
+        for page in pages:
+            if page.unchecked is not None:
+                try:
+                    page.unchecked.check()
+                except BadRecord as exc:
+                    self.at(page.position)
+                    self.problem(page.path, exc.message, exc.line)
+                    continue
+            kept.append(page)
+        return kept
+
+    def counted(self, page: _Page) -> None:
+        """A page read: counted, its tag known, its records' line where its rows' problems
+        found later point."""
+        self.page_lines[page.position] = page.line
+        self.report.pages += 1
+        self.tags.add(page.tag)
+
+    def add_pages(self, pages: list[_Page], listed: Listed) -> None:
+        """Pages whose rows are all well formed (``listed``: theirs, end to end), added as
+        one: each row with its page's file, tag, position and its number in it."""
+        builder = self.builder
+        lengths = np.array([len(page.rows) for page in pages], np.int64)
+        starts = np.zeros(len(pages) + 1, np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        files = builder.strings["file"].codes([str(page.path) for page in pages])
+        tags = builder.strings["tag"].codes([page.tag for page in pages])
+        builder.add_rows(
+            listed.hashes,
+            listed.columns,
+            builder.variant_codes(listed.variants),
+            np.repeat(files, lengths),
+            np.arange(starts[-1]) - np.repeat(starts[:-1], lengths) + 1,
+            True,
+            listed.sizes,
+            np.repeat(tags, lengths),
+            builder.stack_codes(listed.stacks),
+            np.repeat([page.position for page in pages], lengths),
+        )
+        self.report.records += len(listed.hashes)
+        spans = list(zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True))
+        for page, (start, end) in zip(pages, spans, strict=True):
+            hashes = listed.hashes[start:end]
+            if len(set(hashes)) < len(hashes):
+                self.at(page.position)
+                self.repeated_hashes(page.path, hashes, page.line)
+        agree = pagemeta.agreeing([page.meta for page in pages], lengths.tolist(), listed)
+        for page, (start, end), agrees in zip(pages, spans, agree, strict=True):
+            if agrees:
+                continue
+            self.at(page.position)
+            self.check_meta(page.path, page.meta, listed.part(start, end), page.meta_line)
 
     def add_page(self, path: Path, package: str, tag: str, rows: list, line: int | None) -> Listed:
         """A page's rows: the specs ``tag`` holds, each in the stacks its row lists."""
@@ -316,25 +444,8 @@ class Reader:
 
     def check_meta(self, path: Path, meta: Any, listed: Listed, line: int | None) -> None:
         """Warn where a page's ``meta`` summary disagrees with its records."""
-        if not isinstance(meta, dict):
-            self.problem(path, "'meta' is not a mapping; ignored", line, warning=True)
-            return
-        for key, derive in _DERIVED.items():
-            if key not in meta:
-                continue
-            stated, actual = meta[key], derive(listed)
-            if isinstance(actual, set) and isinstance(stated, list):
-                stated = set(map(str, stated))
-                if key == "compilers":
-                    stated = {normalize_compiler(c) or "none" for c in stated}
-            if stated != actual:
-                self.problem(
-                    path,
-                    f"meta {key} says {_brief(stated)} but spec_details give {_brief(actual)}; "
-                    "using spec_details",
-                    line,
-                    warning=True,
-                )
+        for message in pagemeta.disagreements(meta, listed):
+            self.problem(path, message, line, warning=True)
 
     def read_old_page(self, path: Path, package: str, fields: dict, key_lines: dict) -> None:
         """The oldest form: no tag, ``spec_files`` mapping spec strings to spec-N.json."""
@@ -397,6 +508,7 @@ class Reader:
         and says why. Its messages show no value read from its files (``values_hidden``): a
         link in a mirror may reach any file.
         """
+        self.flush()
         with attributes.values_hidden():
             self._read_mirror(source)
 
@@ -404,6 +516,7 @@ class Reader:
         """``read_mirror`` at ``position`` of the load. A remote mirror's reading is kept
         beside its copy (``graph.sources.parts``): merged as kept while the copy is
         unchanged, else read alone and kept, so that a reload reads only what changed."""
+        self.flush()
         self.at(position)
         if not parts.keeps(source):
             self.read_mirror(source)
@@ -587,6 +700,7 @@ class Reader:
 
     def finish(self) -> CacheGraph:
         """The store of every row read and its graph; the report's counts and problems."""
+        self.flush()
         store, found, skipped = self.builder.finish()
         graph = CacheGraph(store)
         self.report.records -= skipped
@@ -622,19 +736,6 @@ class Reader:
                     )
 
 
-#: What each key of a page's ``meta`` summarizes, worked out from its records when it has it.
-_DERIVED = {
-    "num_specs": lambda listed: len(listed.hashes),
-    "num_specs_by_stack": lambda listed: dict(Counter(chain.from_iterable(listed.stacks))),
-    "versions": lambda listed: set(listed.columns["version"]),
-    "compilers": lambda listed: {c or "none" for c in set(listed.columns["compiler"])},
-    "oss": lambda listed: set(listed.columns["os"]),
-    "platforms": lambda listed: set(listed.columns["platform"]),
-    "targets": lambda listed: set(listed.columns["target"]),
-    "stacks": lambda listed: set(chain.from_iterable(listed.stacks)),
-}
-
-
 def _key(keyed: Keyed) -> tuple:
     return keyed[0]
 
@@ -662,10 +763,3 @@ def _index_nodes(installs: dict) -> list[tuple[str, Any]]:
             node = index_node(entry)
         found.append((h, node))
     return found
-
-
-def _brief(value: Any) -> str:
-    if isinstance(value, set):
-        value = sorted(value)
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."

@@ -127,9 +127,10 @@ USED = ".used"
 
 
 def mark_used(folder: Path) -> None:
-    """Say that a check used this copy now (when there is one)."""
+    """Say that a check used this copy now (when there is one: a fetch that failed before
+    any index was held leaves none)."""
     with contextlib.suppress(OSError):
-        if folder.is_dir():
+        if (folder / "state.json").is_file():
             used = folder.with_name(folder.name + USED)
             used.touch()
             os.utime(used)

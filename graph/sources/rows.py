@@ -6,8 +6,9 @@ Each function raises BadRecord saying what is wrong with the record.
 from __future__ import annotations
 
 import re
-from itertools import chain
-from operator import itemgetter, methodcaller
+from collections.abc import Sequence
+from itertools import chain, repeat
+from operator import contains, itemgetter, methodcaller, sub
 from typing import Any, NamedTuple
 
 from ..attributes import (
@@ -80,6 +81,13 @@ class Listed(NamedTuple):
     stacks: list[tuple[str, ...]]
     sizes: list[float] | None = None
 
+    def part(self, start: int, end: int) -> Listed:
+        """Rows ``start`` to ``end`` (of pages read together: one page's)."""
+        sizes = None if self.sizes is None else self.sizes[start:end]
+        columns = {name: values[start:end] for name, values in self.columns.items()}
+        return Listed(self.hashes[start:end], columns, self.variants[start:end],
+                      self.stacks[start:end], sizes)  # fmt: skip
+
 
 def well_formed_rows(rows: list, package: str) -> Listed | None:
     """The columns of a page's rows exactly as the public site writes them.
@@ -90,15 +98,62 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
     """
     if not rows:
         return None
+    return _well_formed(rows, [package] * len(rows))
+
+
+def well_formed_pages(pages: Sequence[tuple[list, str]]) -> Listed | None:
+    """``well_formed_rows`` of several pages' (rows, package) at once: their columns end to
+    end, or None when any row of any page is unusual (then each page is read alone).
+
+    A page of the public site holds a few dozen rows: checked and coded a page at a time,
+    the dozens of C calls a page costs more than the rows do, so pages are taken together.
+
+    >>> row = {"hash": "a" * 32, "versions": ["1.0"], "compiler": "gcc@=12.3.0", "os": "x",
+    ...        "platform": "linux", "target": "y", "variants": [], "stacks": ["e4s"]}
+    >>> listed = well_formed_pages([([row], "zlib"), ([dict(row, hash="b" * 32)], "xz")])
+    >>> listed.columns["package"], listed.columns["compiler"]
+    (['zlib', 'xz'], ['gcc@12.3.0', 'gcc@12.3.0'])
+    >>> well_formed_pages([([row], "zlib"), ([dict(row, hash=None)], "xz")]) is None
+    True
+    """
+    rows = list(chain.from_iterable(rows for rows, _ in pages))
+    if not rows:
+        return None
+    packages = list(chain.from_iterable([package] * len(rows) for rows, package in pages))
+    return _well_formed(rows, packages)
+
+
+def nest_shallowly(rows: list) -> bool:
+    """Whether rows ``well_formed_rows`` took -- mappings whose fields it reads are strings,
+    lists of strings and a ``size`` of "-" or null -- hold nothing else but a ``tarball``
+    string: then their text nests three levels, and needs no check of its own.
+
+    >>> row = {"hash": "a" * 32, "versions": ["1.0"], "compiler": "gcc@=12.3.0", "os": "x",
+    ...        "platform": "linux", "target": "y", "variants": [], "stacks": ["e4s"]}
+    >>> nest_shallowly([row, dict(row, size="-", tarball="t")]), nest_shallowly([dict(row, x=[])])
+    (True, False)
+    """
+    sized = map(contains, rows, repeat("size"))
+    with_tarball = map(contains, rows, repeat("tarball"))
+    others = map(sub, map(sub, map(len, rows), sized), with_tarball)
+    return set(others) <= _READ_FIELDS and set(map(type, map(_TARBALL, rows))) <= {str}
+
+
+_READ_FIELDS = {len(_FIELDS)}
+_TARBALL = methodcaller("get", "tarball", "")
+
+
+def _well_formed(rows: list, packages: list[str]) -> Listed | None:
     try:
         # nearly every page says "-": a size goes row by row (one C call a row to see it)
         if not set(map(_SIZE, rows)) <= _UNSIZED:
             return None
         columns = [list(map(column, rows)) for column in _COLUMNS]
         hashes, versions, compilers, oss, platforms, targets, variants, stacks = columns
-        # join() takes only strings: one C call checks a whole column.
-        scalars = [*compilers, *oss, *platforms, *targets]
-        "".join(scalars)
+        # join() takes only strings: one C call checks a whole column. The one-string
+        # columns repeat a few values: their distinct values are checked (a list or a
+        # mapping among them cannot be in a set: TypeError).
+        scalars = set([*compilers, *oss, *platforms, *targets])
         all_hashes = "".join(hashes)
         "".join(chain.from_iterable(versions))
         "".join(chain.from_iterable(variants))
@@ -111,7 +166,8 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
         and {32} == set(map(len, hashes))
         and _HASHES.fullmatch(all_hashes)
         and all(map(itemgetter(0), versions))
-        and all(v and v == v.strip() for v in set(scalars))
+        and set(map(type, scalars)) <= {str}
+        and all(v and v == v.strip() for v in scalars)
     ):
         return None
     compiler_of = {c: normalize_compiler(c) for c in set(compilers)}
@@ -122,7 +178,7 @@ def well_formed_rows(rows: list, package: str) -> Listed | None:
         platforms,
         targets,
     )
-    columns = {"package": [package] * len(hashes), **dict(zip(SUMMARIZED, summarized, strict=True))}
+    columns = {"package": packages, **dict(zip(SUMMARIZED, summarized, strict=True))}
     try:  # an attribute this path does not know of (graph.attributes): its reader, row by row
         columns |= {a.name: [a.page(row) for row in rows] for a in _OTHERS}
     except BadRecord:

@@ -25,7 +25,7 @@ from ..attributes import COMPARED
 from ..spack.names import NO_COMPILER, version_key
 from .columns import ATTRS, DEPTYPE_BITS, STRINGS, Index, Store, explode
 from .records import MirrorInfo
-from .tables import Sets, Strings, distinct, recode, set_codes
+from .tables import Sets, Strings, dense, distinct, recode, set_codes
 
 #: A problem found while building: (sort key, path, message, severity). The key sorts it
 #: among the readers' problems: (stage, file position, row, order).
@@ -169,6 +169,28 @@ class StoreBuilder:
         ``columns`` holds each attribute's values (``compiler`` None for none).
         """
         count = len(hashes)
+        tag_code = -1 if tag is None else self.strings["tag"].code(tag)
+        self.add_rows(
+            hashes, columns, variants, np.full(count, file), np.asarray(numbers), page, sizes,
+            np.full(count, tag_code), stacks, np.full(count, self.position),
+        )  # fmt: skip
+
+    def add_rows(
+        self,
+        hashes: list[str],
+        columns: dict[str, list],
+        variants: list[int],
+        files: np.ndarray,
+        numbers: np.ndarray,
+        page: bool,
+        sizes: Sequence[float] | None,
+        tags: np.ndarray,
+        stacks: Sequence[int] | None,
+        positions: np.ndarray,
+    ) -> None:
+        """``add_records`` of rows from several sources at once (pages read together): the
+        file code, tag code (-1: none) and load position of each row given."""
+        count = len(hashes)
         self.r_hash += "".join(hashes).encode("ascii")
         for a in ATTRS:
             values = columns[a]
@@ -176,14 +198,19 @@ class StoreBuilder:
                 values = [NO_COMPILER if v is None else v for v in values]
             self.r_codes[a].extend(self.strings[a].codes(values))
         self.r_variants.extend(variants)
-        self.r_size.extend(sizes if sizes is not None else [np.nan] * count)
-        self.r_file.extend([file] * count)
-        self.r_number.extend(numbers)
+        if sizes is None:
+            _extend(self.r_size, np.full(count, np.nan))
+        else:
+            self.r_size.extend(sizes)
+        _extend(self.r_file, files)
+        _extend(self.r_number, numbers)
         self.r_page.extend(b"\x01" * count if page else b"\x00" * count)
-        tag_code = -1 if tag is None else self.strings["tag"].code(tag)
-        self.r_tag.extend([tag_code] * count)
-        self.r_stacks.extend(stacks if stacks is not None else [-1] * count)
-        self.r_position.extend([self.position] * count)
+        _extend(self.r_tag, tags)
+        if stacks is None:
+            _extend(self.r_stacks, np.full(count, -1))
+        else:
+            self.r_stacks.extend(stacks)
+        _extend(self.r_position, positions)
 
     def add_mirror(self, mirror: MirrorInfo) -> int:
         self.strings["tag"].code(mirror.tag)
@@ -300,6 +327,9 @@ def _remap_bits(masks: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     return out
 
 
+_NO_BYTES = np.zeros(0, np.uint8)
+
+
 def _hashes(data: bytearray) -> np.ndarray:
     return np.frombuffer(data, "S32") if data else np.zeros(0, "S32")
 
@@ -315,6 +345,37 @@ def _prefix(hashes: np.ndarray) -> np.ndarray:
     return eight.view(">u8").ravel().astype(np.uint64)
 
 
+def _hash_order(hashes: np.ndarray) -> np.ndarray:
+    """``np.argsort(hashes, kind="stable")``, sorted as integers: numpy compares 32-byte
+    strings a byte at a time, and a stable sort of them took most of deciding the specs.
+
+    Each hash's first bytes (as many as fit beside the row number) and its row, in one
+    integer, are sorted at once: rows of one hash come in the order read, as a stable sort
+    keeps them. Only rows whose hashes share those bytes but differ later (a few thousand
+    in a million) are sorted again, by the whole hash.
+
+    >>> h = np.array([b"b" * 32, b"a" * 32, b"a" * 8 + b"c" * 24, b"a" * 32, b"a" * 8 + b"b" * 24])
+    >>> _hash_order(h).tolist() == np.argsort(h, kind="stable").tolist()
+    True
+    """
+    count = len(hashes)
+    row_bits = max(count - 1, 1).bit_length()
+    if not count or row_bits > 40:
+        return np.argsort(hashes, kind="stable")
+    shift = np.uint64(row_bits)
+    start = _prefix(hashes) >> shift
+    order = np.argsort((start << shift) | np.arange(count, dtype=np.uint64))
+    start = start[order]
+    shared = np.flatnonzero(start[1:] == start[:-1])  # the next row has the same start
+    mixed = shared[hashes[order[shared]] != hashes[order[shared + 1]]]
+    if len(mixed):
+        runs = np.cumsum(np.r_[True, start[1:] != start[:-1]])  # run of each position
+        again = np.flatnonzero(np.isin(runs, runs[mixed]))  # positions in a run to sort again
+        rows = order[again]
+        order[again] = rows[np.lexsort((hashes[rows], runs[again]))]  # stable: by row within
+    return order
+
+
 class _Finisher:
     """``StoreBuilder.finish`` step by step: each method one decision over every row."""
 
@@ -323,6 +384,7 @@ class _Finisher:
         self.problems: list[Found] = []
         self.arrays: dict[str, np.ndarray] = {}
         self._prefixes: np.ndarray | None = None  # of spec_hashes, made on first lookup
+        self._sorted: dict[str, np.ndarray] = {}  # sorted_codes of each table asked
 
     def run(self) -> tuple[Store, list[Found], int]:
         b = self.b
@@ -376,7 +438,7 @@ class _Finisher:
         """
         r = self.r
         count = len(r["hash"])
-        order = np.argsort(r["hash"], kind="stable")
+        order = _hash_order(r["hash"])
         sorted_hashes = r["hash"][order]
         starts_mask = (
             np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]] if count else np.zeros(0, bool)
@@ -392,8 +454,9 @@ class _Finisher:
         winner = first.copy()
         at = np.flatnonzero(candidate[order])
         if len(at):
-            groups, firsts = np.unique(group_sorted[at], return_index=True)
-            winner[groups] = order[at[firsts]]
+            groups = group_sorted[at]  # in order: the first of each is where it changes
+            firsts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+            winner[groups[firsts]] = order[at[firsts]]
         self.group, self.winner = group, winner
         self.listed = page & ~other_package  # the page rows whose listing counts
         # The record a later row met: the first page row before it, else the group's first.
@@ -481,16 +544,31 @@ class _Finisher:
     def order(self) -> None:
         """Specs by package name, then Spack's version order, then hash: each spec's rank."""
         b, r, winner = self.b, self.r, self.winner
-        package_rank = b.strings["package"].sorted_codes()
-        version_rank = b.strings["version"].sorted_codes(version_key)
+        package_rank = self.sorted_codes("package")[r["package"][winner]]
+        version_rank = self.sorted_codes("version")[r["version"][winner]]
         spec_count = len(self.spec_hashes)
-        by_hash = np.arange(spec_count)
-        order = np.lexsort(
-            (by_hash, version_rank[r["version"][winner]], package_rank[r["package"][winner]])
-        )
+        versions = len(b.strings["version"])
+        if len(b.strings["package"]) * versions * spec_count < 1 << 62:
+            # one sort of distinct integers, not three stable ones (a spec is its hash's
+            # position: the last key)
+            key = (package_rank * versions + version_rank) * spec_count + np.arange(spec_count)
+            order = np.argsort(key)
+        else:
+            order = np.lexsort((np.arange(spec_count), version_rank, package_rank))
         rank_of = np.empty(spec_count, np.int64)  # spec (hash position) -> rank
         rank_of[order] = np.arange(spec_count)
         self.rank_of, self.by_rank = rank_of, order  # by_rank: rank -> spec
+
+    def sorted_codes(self, kind: str) -> np.ndarray:
+        """``Strings.sorted_codes`` of a table (versions in Spack's order), worked out once
+        while the table holds the same strings."""
+        table = self.b.strings[kind]
+        found = self._sorted.get(kind)
+        if found is None or len(found) != len(table):
+            found = self._sorted[kind] = table.sorted_codes(
+                version_key if kind == "version" else None
+            )
+        return found
 
     # -- stacks per tag, and mirrors ---------------------------------------------------------
 
@@ -512,7 +590,7 @@ class _Finisher:
         )
         tags = max(len(b.strings["tag"]), 1)
         keys = np.r_[page_spec * tags + page_tag, spec * tags + mirror_tag[mirror]]
-        groups, inverse = np.unique(keys, return_inverse=True)
+        groups, inverse = dense(keys, spec_count * tags)
         owner, member = explode(stack_table, r["stacks"][page_rows])
         members_owner = np.r_[inverse[: len(page_rows)][owner], inverse[len(page_rows) :]]
         members = np.r_[member.astype(np.int64), mirror_stack[mirror]]
@@ -648,7 +726,7 @@ class _Finisher:
             if kind == "deptype":  # build, link, run, test keep their bits
                 remap[kind] = np.arange(len(table))
             else:
-                remap[kind] = table.sorted_codes(version_key if kind == "version" else None)
+                remap[kind] = self.sorted_codes(kind)
             values = [""] * len(table)
             for old, new in enumerate(remap[kind].tolist()):
                 values[new] = table.values[old]
@@ -718,15 +796,24 @@ class _Finisher:
         return key // width, key % width, types, virtuals
 
     def tarballs(self, spec_count: int) -> None:
-        """Each spec's tarball, as one blob in rank order."""
-        starts, ends = (column.tolist() for column in self.tarball_span)
+        """Each spec's tarball, as one blob in rank order (gathered in numpy: a page's spec
+        has none, and a mirror's million a Python step each took a second)."""
+        starts, ends = self.tarball_span
         chosen = self.tarball_of[self.by_rank]
-        held = memoryview(self.b.h_tarball)
-        spans = [(starts[c], ends[c]) if c >= 0 else (0, 0) for c in chosen.tolist()]
+        has = chosen >= 0
+        first = np.where(has, starts[np.maximum(chosen, 0)] if len(starts) else 0, 0)
+        lengths = np.where(has, ends[np.maximum(chosen, 0)] - first if len(ends) else 0, 0)
         offsets = np.zeros(spec_count + 1, np.int64)
-        np.cumsum([end - start for start, end in spans], out=offsets[1:])
-        blob = b"".join(held[start:end] for start, end in spans if end > start)
-        self.arrays["tarball.blob"] = np.frombuffer(blob, np.uint8)
+        np.cumsum(lengths, out=offsets[1:])
+        held = np.frombuffer(self.b.h_tarball, np.uint8) if self.b.h_tarball else _NO_BYTES
+        blob = np.empty(int(offsets[-1]), np.uint8)
+        step = 1 << 14  # specs at a time: the positions gathered are 8 bytes a byte
+        for block in range(0, spec_count if len(blob) else 0, step):
+            part = slice(block, block + step)
+            begin, end = offsets[block], offsets[min(block + step, spec_count)]
+            at = np.repeat(first[part] - offsets[:-1][part], lengths[part]) + np.arange(begin, end)
+            blob[begin:end] = held[at]
+        self.arrays["tarball.blob"] = blob
         self.arrays["tarball.offsets"] = offsets
 
     def _set_table(self, name: str, rows: Sequence[tuple[int, ...]]) -> None:
