@@ -181,11 +181,16 @@ def cached_roots(env: Environment, hit: set[str]) -> tuple[str, ...]:
     >>> cached_roots(env, {"a", "b"})
     ('a',)
     """
-    return tuple(
-        r
-        for r in env.roots
-        if r not in env.externals and env.below(r).keys() - env.externals <= hit
-    )
+    # A spec neither hit nor external holds back every root above it: spread from those up
+    # once (a walk below each root took a tenth of a 500-spec lockfile's coverage).
+    users: dict[str, list[str]] = {}
+    for parent, deps in env.dependencies.items():
+        for _, child in deps:
+            users.setdefault(child, []).append(parent)
+    nodes = dict.fromkeys([*env.dependencies, *users])
+    missing = [h for h in nodes if h not in hit and h not in env.externals]
+    held_back = walk(missing, lambda h: users.get(h, ()))
+    return tuple(r for r in env.roots if r not in env.externals and r not in held_back)
 
 
 def hashes_coverage(
