@@ -14,6 +14,7 @@ from cachegraph.graph.errors import BadArgument
 from cachegraph.graph.questions.coverage import EXTERNAL, coverage
 from cachegraph.graph.sources import lockfiles as lockfiles_module
 from cachegraph.graph.sources.lockfiles import read_lockfile
+from cachegraph.graph.store.records import SpecRecord
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,6 +171,11 @@ def test_coverage_of_a_lockfile_against_a_mirror_made_from_it(lockfiles, tmp_pat
     ]
     assert [e.hash for e in found.entries if e.spec is not None] == [
         h for h in [*roots, *others] if expected[h] is None
+    ]
+    # the hits' records, made at once, are those the store gives one by one
+    fields = SpecRecord.__slots__
+    assert [[getattr(e.spec, f) for f in fields] for e in found.entries if e.spec] == [
+        [getattr(graph.spec(e.hash), f) for f in fields] for e in found.entries if e.spec
     ]
     assert found.cached_roots == tuple(r for r in roots if r not in externals
         and _closure(nodes, r) - externals <= {
