@@ -216,6 +216,8 @@ def _dependencies(node: dict, version: int) -> Dependencies:
     ...     "parameters": {"virtuals": "zlib-api"}}]}, 6)
     (('zlib',), ('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',), (('zlib-api',),))
     """
+    if not isinstance(node, dict):  # as rows.node_row says it
+        raise BadRecord(f"a spec node must be a mapping, not {described(node)}")
     deps = node.get("dependencies") or []
     if isinstance(deps, dict):  # spec format v1: {name: {"hash": ..., "type": [...]}}
         deps = [{"name": name, **body} if isinstance(body, dict) else body

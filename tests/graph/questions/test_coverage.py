@@ -344,6 +344,21 @@ def test_a_bad_dependency_among_usual_ones_is_named_as_one_by_one(change, messag
     assert str(raised.value).startswith(f"concrete_specs/{'d' * 32}: {message}")
 
 
+def test_a_node_that_is_no_mapping_is_named_in_a_client_error():
+    """It was an AttributeError (a server error) before any check named it."""
+    doc = {
+        "_meta": {"lockfile-version": 4},
+        "roots": [],
+        "concrete_specs": {H: NODE, "b" * 32: "x"},
+    }
+    with pytest.raises(BadArgument) as raised:
+        read_lockfile(doc)
+    assert (
+        str(raised.value)
+        == f"concrete_specs/{'b' * 32}: a spec node must be a mapping, not str 'x'"
+    )
+
+
 def _depth(value) -> int:
     """How many levels a JSON value nests (itself the first), counted plainly."""
     inner = value.values() if isinstance(value, dict) else value
