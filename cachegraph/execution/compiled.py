@@ -240,11 +240,79 @@ class _Compiler:
         item = type_.of_type if is_list_type(type_) else None
         if is_non_null_type(item) and is_object_type(item.of_type):
             names[f"item_{i}"] = self.completer(item, selections)
+            names[f"rows_{i}"] = self.rows(item.of_type, selections)
+            # A list given as columns (see ``rows``) is built from them when they hold every
+            # field asked; any other list, or columns lacking one, object by object.
             return (
                 f"(complete_{i}(x_{i}, run) if (x_{i} := {value}) is None "
+                f"else r_{i} if (c_{i} := getattr(x_{i}, 'graphql_columns', None)) is not None "
+                f"and (r_{i} := rows_{i}(c_{i})) is not None "
                 f"else [item_{i}(v, run) for v in x_{i}])"
             )
         return f"complete_{i}({value}, run)"
+
+    def rows(
+        self, type_: GraphQLObjectType, selections: list[SelectionSetNode]
+    ) -> Callable[[dict], list | None]:
+        """A function building the JSON of a list of ``type_`` objects from columns, or
+        None when the columns lack a field the selection asks.
+
+        A resolver may return, for a list of objects, a sequence with ``graphql_columns``:
+        field path (GraphQL names, ``("package", "name")``) -> the values of every row, each
+        already of its JSON type (a string, a 32-bit int...). Its rows are then built in one
+        comprehension, no object made or resolver called per row: 50,000 rows of an
+        impact's packages took 0.6 µs each object by object. The selection may hold fields
+        without arguments, of a native scalar type or an object type whose selection is
+        alike, and ``__typename``; else (or with a column missing) each row is completed
+        as its object, which the sequence gives.
+        """
+        paths: list[tuple[str, ...]] = []
+        try:
+            row = self.row(type_, selections, (), paths)
+        except Unplannable:
+            return lambda _columns: None
+        if not paths:  # nothing says how many rows there are
+            return lambda _columns: None
+        values = ", ".join(f"c{j}" for j in range(len(paths)))
+        source = [
+            "def rows(columns):",
+            f"    if not columns.keys() >= {set(paths)!r}: return None",
+            f"    return [{row} for ({values},) in zip("
+            + ", ".join(f"columns[{p!r}]" for p in paths)
+            + ", strict=True)]",
+        ]
+        names: dict[str, Any] = {}
+        exec("\n".join(source), names)
+        return names["rows"]
+
+    def row(
+        self,
+        type_: GraphQLObjectType,
+        selections: list[SelectionSetNode],
+        prefix: tuple[str, ...],
+        paths: list[tuple[str, ...]],
+    ) -> str:
+        """The expression of one row's dict, its values named ``c0``, ``c1``... after the
+        column paths it appends to ``paths``."""
+        entries = []
+        for key, nodes in self.collect(type_, selections):
+            name = nodes[0].name.value
+            if name == "__typename":
+                entries.append(f"{key!r}: {type_.name!r}")
+                continue
+            definition = type_.fields.get(name)
+            if definition is None or definition.args:
+                raise Unplannable(name)
+            kind = get_nullable_type(definition.type)
+            if is_leaf_type(kind) and kind.name in _NATIVE_CHECKS:
+                paths.append((*prefix, name))
+                entries.append(f"{key!r}: c{len(paths) - 1}")
+            elif is_object_type(kind):
+                inner = [node.selection_set for node in nodes if node.selection_set is not None]
+                entries.append(f"{key!r}: {self.row(kind, inner, (*prefix, name), paths)}")
+            else:
+                raise Unplannable(name)
+        return "{" + ", ".join(entries) + "}"
 
     def resolver(
         self, field: Any, definition: GraphQLField, node: FieldNode, i: int

@@ -149,11 +149,12 @@ def coverage(
     >>> len(found.hits), len(found.externals), len(found.misses), len(found.cached_roots)
     (2, 1, 0, 1)
     """
+    cached = _records(G, list(env.specs))
     entries = [
         Entry(hash, record, None, EXTERNAL, external=True)
         if hash in env.externals
-        else _entry(G, hash, record, tag, stacks)
-        for hash, record in env.specs.items()
+        else _entry(G, hash, record, tag, stacks, cached[i])
+        for i, (hash, record) in enumerate(env.specs.items())
     ]
     hit = {e.hash for e in entries if e.spec is not None}
     return Coverage(tuple(entries), cached_roots(env, hit))
@@ -180,11 +181,16 @@ def cached_roots(env: Environment, hit: set[str]) -> tuple[str, ...]:
     >>> cached_roots(env, {"a", "b"})
     ('a',)
     """
-    return tuple(
-        r
-        for r in env.roots
-        if r not in env.externals and env.below(r).keys() - env.externals <= hit
-    )
+    # A spec neither hit nor external holds back every root above it: spread from those up
+    # once (a walk below each root took a tenth of a 500-spec lockfile's coverage).
+    users: dict[str, list[str]] = {}
+    for parent, deps in env.dependencies.items():
+        for _, child in deps:
+            users.setdefault(child, []).append(parent)
+    nodes = dict.fromkeys([*env.dependencies, *users])
+    missing = [h for h in nodes if h not in hit and h not in env.externals]
+    held_back = walk(missing, lambda h: users.get(h, ()))
+    return tuple(r for r in env.roots if r not in env.externals and r not in held_back)
 
 
 def hashes_coverage(
@@ -218,13 +224,26 @@ def hashes_coverage(
      'held only in tag v1']
     """
     found = []
-    for hash in deadline.checked(dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes)):
-        found.append(_entry(G, hash, G.spec(hash), tag, stacks))
+    distinct = list(dict.fromkeys(h.strip().lstrip("/").lower() for h in hashes))
+    for hash, spec in zip(deadline.checked(distinct), _records(G, distinct), strict=True):
+        found.append(_entry(G, hash, spec, tag, stacks, spec))
     return Coverage(tuple(found), ())
 
 
-def _entry(G: CacheGraph, hash: str, wanted: SpecRecord | None, tag: str | None, stacks) -> Entry:
-    spec = G.spec(hash)
+def _records(G: CacheGraph, hashes: list[str]) -> list[SpecRecord | None]:
+    """The cached record of each hash, None where none is: looked up and made column by
+    column (one by one, the records of a 500-spec lockfile's hits were a fifth of its
+    coverage's time)."""
+    ranks = G.store.ranks_of(hashes)
+    known = ranks >= 0
+    made = iter(G.records(ranks[known]))
+    return [next(made) if k else None for k in known.tolist()]
+
+
+def _entry(
+    G: CacheGraph, hash: str, wanted: SpecRecord | None, tag: str | None, stacks,
+    spec: SpecRecord | None,
+) -> Entry:  # fmt: skip
     if spec is not None and held(spec, tag, stacks):
         return Entry(hash, wanted or spec, spec, None)
     return Entry(hash, wanted or spec, None, _why(G, hash, spec, wanted, tag, stacks))

@@ -59,7 +59,8 @@ def page_size(value: Any) -> float | None:
 
 _FIELDS = ("hash", "versions", "compiler", "os", "platform", "target", "variants", "stacks")
 _COLUMNS = [itemgetter(name) for name in _FIELDS]
-_HASHES = re.compile(r"[a-z0-9]*")
+#: hashes joined end to end (each checked 32 characters long apart)
+HASHES = re.compile(r"[a-z0-9]*")
 
 
 _SIZE = methodcaller("get", "size", "-")
@@ -164,7 +165,7 @@ def _well_formed(rows: list, packages: list[str]) -> Listed | None:
         {list} == set(map(type, versions)) == set(map(type, variants)) == set(map(type, stacks))
         and {1} == set(map(len, versions))
         and {32} == set(map(len, hashes))
-        and _HASHES.fullmatch(all_hashes)
+        and HASHES.fullmatch(all_hashes)
         and all(map(itemgetter(0), versions))
         and set(map(type, scalars)) <= {str}
         and all(v and v == v.strip() for v in scalars)
@@ -321,7 +322,7 @@ virtuals=[('c',)])
         return None
     if not (
         set(map(len, hashes)) <= {32}
-        and _HASHES.fullmatch(joined)
+        and HASHES.fullmatch(joined)
         and all(n and n == n.strip() for n in set(names))
     ):
         return None

@@ -267,6 +267,23 @@ class Store:
             return int(self.rank_of[at])
         return None
 
+    def ranks_of(self, hashes: Sequence[str]) -> np.ndarray:
+        """The rank of each full hash, -1 where no spec has it: one search for them all.
+
+        >>> from cachegraph.graph.store.example import example_graph
+        >>> store = example_graph().store
+        >>> found = store.ranks_of(["z" * 32, "q" * 32, "z" * 33, "Z" * 32])
+        >>> found.tolist() == [store.rank("z" * 32), -1, -1, -1]
+        True
+        """
+        # A key of another length never matches: it is made empty, not cut to 32 bytes.
+        keys = np.array([h.encode("ascii", "replace") if len(h) == 32 else b"" for h in hashes],
+                        "S32")  # fmt: skip
+        if not self.n or not len(keys):
+            return np.full(len(keys), -1, np.int64)
+        at = np.minimum(np.searchsorted(self.hashes, keys), self.n - 1)
+        return np.where(self.hashes[at] == keys, self.rank_of[at], -1).astype(np.int64)
+
     def prefixed(self, prefix: str) -> tuple[int, int]:
         """(start, end): the positions in hash order of the hashes starting with ``prefix``."""
         key = prefix.encode("ascii", "replace")

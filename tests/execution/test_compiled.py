@@ -11,6 +11,7 @@ import strawberry
 from cachegraph.graph import CacheGraph
 from cachegraph.schema import schema
 from cachegraph.schema.context import Context
+from cachegraph.schema.counted import CountRows
 from graphql import parse
 
 from cachegraph.execution import compiled
@@ -151,3 +152,31 @@ def test_values_the_schema_takes_are_answered_as_the_standard_path_does():
     }
     assert TINY.execute_sync(query).data == expected
     assert compiled.plan(TINY, parse(query), None).answer(None, None) == expected
+
+
+def _rows(selection: str):
+    """The compiled plan's builder of PackageCount rows from columns, for a selection."""
+    compiler = compiled._Compiler(schema, {})
+    [field] = parse("{ x " + selection + " }").definitions[0].selection_set.selections
+    return compiler.rows(schema._schema.type_map["PackageCount"], [field.selection_set])
+
+
+def test_rows_given_as_columns_are_built_from_them_when_they_hold_every_field():
+    """A list given as columns (an impact's packages: schema.counted.CountRows) is built from
+    them, aliases, order and ``__typename`` as the standard path gives them; a field no
+    column holds (a package's id, its versions) leaves the rows to be made object by object."""
+    columns = CountRows("package", [("zlib", 3), ("hdf5", 1)]).graphql_columns
+    built = _rows("{ n: specCount package { __typename name } __typename }")(columns)
+    assert built == [
+        {"n": n, "package": {"__typename": "Package", "name": name}, "__typename": "PackageCount"}
+        for name, n in [("zlib", 3), ("hdf5", 1)]
+    ]
+    assert _rows("{ package { name } specCount }")(columns) == [
+        {"package": {"name": "zlib"}, "specCount": 3},
+        {"package": {"name": "hdf5"}, "specCount": 1},
+    ]
+    for selection in ["{ package { id } }", "{ package { versions } }", "{ __typename }"]:
+        assert _rows(selection)(columns) is None
+    # Counts GraphQL's Int does not hold give no columns: the standard path reports them.
+    assert CountRows("package", [("zlib", 2**31)]).graphql_columns is None
+    assert CountRows("package", []).graphql_columns == {("package", "name"): [], ("specCount",): []}

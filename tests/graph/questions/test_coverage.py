@@ -12,9 +12,13 @@ import pytest
 from cachegraph.graph import MirrorSource, load
 from cachegraph.graph.errors import BadArgument
 from cachegraph.graph.questions.coverage import EXTERNAL, coverage
+from cachegraph.graph.sources import lockfiles as lockfiles_module
 from cachegraph.graph.sources.lockfiles import read_lockfile
+from cachegraph.graph.store.records import SpecRecord
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import SHARED
+from tests.conftest import SEEDS, SHARED
 
 LOCKFILES = SHARED / "lockfiles"
 #: file -> lockfile version, from the README of ../shared/lockfiles
@@ -27,6 +31,7 @@ VERSIONS = {
     "jacobmerson+spack-develop-env.spack.lock": 2,
 }
 CHANGED = "z" * 32
+SEEDS_LOCK = SEEDS.parent / "spack.lock"
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +172,11 @@ def test_coverage_of_a_lockfile_against_a_mirror_made_from_it(lockfiles, tmp_pat
     assert [e.hash for e in found.entries if e.spec is not None] == [
         h for h in [*roots, *others] if expected[h] is None
     ]
+    # the hits' records, made at once, are those the store gives one by one
+    fields = SpecRecord.__slots__
+    assert [[getattr(e.spec, f) for f in fields] for e in found.entries if e.spec] == [
+        [getattr(graph.spec(e.hash), f) for f in fields] for e in found.entries if e.spec
+    ]
     assert found.cached_roots == tuple(r for r in roots if r not in externals
         and _closure(nodes, r) - externals <= {
         h for h, reason in expected.items() if reason is None})  # fmt: skip
@@ -273,3 +283,108 @@ def test_malformed_lockfiles_are_client_errors_over_http(seeds_graph):
         line for line in metrics.splitlines() if line.startswith("cachegraph_graphql_errors_total")
     ]
     assert errors == [f'cachegraph_graphql_errors_total{{kind="client"}} {len(MALFORMED)}.0']
+
+
+# -- issue 40 item 2: a lockfile read column by column, its depth proved on its text ----------
+
+
+def _plain_dependencies(node: dict, version: int) -> tuple:
+    """A node's dependencies read plainly from the JSON: (names, hashes, virtuals)."""
+    deps = node.get("dependencies") or []
+    if isinstance(deps, dict):
+        deps = [{"name": n, **b} for n, b in deps.items()]
+    key = "build_hash" if version == 3 else "hash"
+    return (
+        tuple(d["name"] for d in deps),
+        tuple(d.get(key, d.get("hash")) for d in deps),
+        tuple(tuple(d.get("parameters", {}).get("virtuals", ())) for d in deps),
+    )
+
+
+@pytest.mark.parametrize("name", [*sorted(VERSIONS), "seeds"])
+def test_every_node_s_dependencies_read_at_once_are_those_of_the_json(lockfiles, name):
+    doc = _raw(SEEDS_LOCK if name == "seeds" else lockfiles / name)
+    version = doc["_meta"]["lockfile-version"]
+    nodes = list(doc["concrete_specs"].values())
+    if version == 2:
+        nodes = [{"name": n, **b} for node in nodes for n, b in node.items()]
+    expected = [_plain_dependencies(node, version) for node in nodes]
+    assert [lockfiles_module._dependencies(node, version) for node in nodes] == expected
+    quick = lockfiles_module._usual_dependencies(nodes, version)
+    if any(isinstance(n.get("dependencies"), dict) for n in nodes):
+        assert quick is None  # spec format v1: read node by node
+    else:
+        assert quick == expected
+    if version >= 4:
+        env = read_lockfile(doc)
+        assert env.dependencies == {
+            key: tuple(zip(*_plain_dependencies(node, version)[:2], strict=True))
+            for key, node in doc["concrete_specs"].items()
+        }
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"name": 5}, "a dependency needs a 'name' and a 32-character 'hash'"),
+        ({"hash": "B" * 32}, "a dependency needs a 'name' and a 32-character 'hash'"),
+        ({"hash": "b" * 31}, "a dependency needs a 'name' and a 32-character 'hash'"),
+        ({"parameters": ["build"]}, "a dependency's 'parameters' must be a mapping, not list"),
+        ({"parameters": {"virtuals": 5}}, "a dependency's 'virtuals' must be a list of strings"),
+    ],
+)
+def test_a_bad_dependency_among_usual_ones_is_named_as_one_by_one(change, message):
+    """The columns' checks let no bad dependency by: the node read alone says what is wrong."""
+    good = {"name": "b", "hash": "b" * 32, "parameters": {"virtuals": ["c"]}}
+    nodes = {h * 32: {**NODE, "hash": h * 32, "dependencies": [good] * 3} for h in "cdef"}
+    nodes["d" * 32]["dependencies"] = [good, {**good, **change}]
+    doc = {"_meta": {"lockfile-version": 5}, "roots": [], "concrete_specs": nodes}
+    with pytest.raises(BadArgument) as raised:
+        read_lockfile(doc)
+    assert str(raised.value).startswith(f"concrete_specs/{'d' * 32}: {message}")
+
+
+def test_a_node_that_is_no_mapping_is_named_in_a_client_error():
+    """It was an AttributeError (a server error) before any check named it."""
+    doc = {
+        "_meta": {"lockfile-version": 4},
+        "roots": [],
+        "concrete_specs": {H: NODE, "b" * 32: "x"},
+    }
+    with pytest.raises(BadArgument) as raised:
+        read_lockfile(doc)
+    assert (
+        str(raised.value)
+        == f"concrete_specs/{'b' * 32}: a spec node must be a mapping, not str 'x'"
+    )
+
+
+def _depth(value) -> int:
+    """How many levels a JSON value nests (itself the first), counted plainly."""
+    inner = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, dict | list):
+        return 0
+    return 1 + max((_depth(v) for v in inner), default=0)
+
+
+_LEAVES = st.sampled_from(["x", '"', "\\", '\\"]', "[{", "}]", 1, None, [], {}])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=55, max_value=70), st.lists(_LEAVES, max_size=6), st.booleans())
+def test_a_lockfile_is_refused_exactly_when_it_nests_too_deep(depth, leaves, mapping):
+    """The proof on the text (frontmatter.surely_shallow_value) never lets a deep lockfile
+    by: near the limit, with strings of brackets, quotes and escapes, read_lockfile refuses
+    exactly those nesting deeper than 64 levels, counted plainly here."""
+    value: object = leaves
+    for i in range(depth - 3):
+        value = {f"k{i}": value, "s": '["\\'} if mapping and i % 2 else [value, "]"]
+    doc = {"_meta": {"lockfile-version": 4}, "roots": [], "concrete_specs": {H: NODE},
+           "x": value}  # fmt: skip
+    try:
+        read_lockfile(doc)
+        refused = False
+    except BadArgument as exc:
+        assert str(exc) == "not a spack.lock: it nests more than 64 levels deep (real ones: 7)"
+        refused = True
+    assert refused == (_depth(doc) > 64)

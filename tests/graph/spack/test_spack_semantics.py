@@ -139,6 +139,36 @@ def test_impact_is_what_caret_finds(real):
         assert {graph.store.hash(r) for r in found.ranks} == reference.satisfying(f"^{text}")
 
 
+def _impact_rows(graph, reference, text: str) -> tuple[dict, list[dict]]:
+    """impact(X)'s package rows through the schema (the standard path and the compiled one,
+    whose rows are built from columns: ``execute`` compares them), and the same counted
+    from the specs Spack's ``^X`` finds, largest first, then by name."""
+    query = '{ impact(spec: "%s") { specCount packages { package { name } specCount } } }'
+    found = execute(graph, query % text)["data"]["impact"]
+    counts: dict[str, int] = {}
+    for h in reference.satisfying(f"^{text}"):
+        name = reference.nodes[h]["name"]
+        counts[name] = counts.get(name, 0) + 1
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return found, [{"package": {"name": n}, "specCount": c} for n, c in rows]
+
+
+def test_impact_s_packages_are_the_counts_of_what_caret_finds(real, synthetic):
+    """The rows of an impact's packages, built from columns (issue 40 item 2), on the real
+    mirrors and on generated ones with many packages."""
+    graph, reference = real
+    for text in ("cmake", "zlib-api", "gcc"):
+        found, expected = _impact_rows(graph, reference, text)
+        assert found["packages"] == expected and found["specCount"] == sum(
+            r["specCount"] for r in expected
+        )
+    graph, reference, _ = synthetic
+    for text in ("gcc", "lib-00001", "lib-00003@:1"):
+        found, expected = _impact_rows(graph, reference, text)
+        assert found["packages"] == expected
+    assert len(expected) > 20
+
+
 def test_a_virtual_finds_its_providers(real):
     """Spec._satisfies with a virtual ``other``: the spec's package provides it (pkg.provides
     with its when-conditions); here openmpi, from the providers table of spack-packages."""
