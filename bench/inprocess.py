@@ -1,6 +1,6 @@
 """Issue 43 item 2: a small answer's processor time in the app alone, without sockets.
 
-    python -m bench.inprocess [--requests 3000] {healthz,typename,point}
+    python -m bench.inprocess [--requests 3000] {healthz,typename,point,scoped}
 
 The app (``create_app``, the bundled data, response cache off) is called as an ASGI app by
 this process on uvloop, each request's body given at once, the answer's messages kept:
@@ -22,6 +22,9 @@ import orjson
 
 POINT = """query($hash: String!) { spec(hash: $hash) { hash compiler { name version }
   target { name } stacks { name } } }"""
+#: bench.benchmark's "one package's specs in a stack, by compiler", the same text
+SCOPED = """query($p: String!, $s: String!, $c: String!) { specs(filter:
+  {package: $p, stacks: [$s], compiler: $c}, first: 20) { nodes { hash version } } }"""
 
 
 async def call(app, method: str, path: str, body: bytes) -> list[dict]:
@@ -51,14 +54,25 @@ async def measure(kind: str, n: int) -> tuple[float, float]:
 
     app = create_app()
     async with app.router.lifespan_context(app):
-        first = orjson.dumps({"query": "{ specs(first: 50) { nodes { hash } } }"})
+        first = orjson.dumps(
+            {"query": "{ specs(first: 50) { nodes { hash package { name } compiler { name } "
+             "stacks { name } } } }"}
+        )  # fmt: skip
         answer = orjson.loads((await call(app, "POST", "/graphql", first))[1]["body"])
-        hashes = [node["hash"] for node in answer["data"]["specs"]["nodes"]]
+        nodes = answer["data"]["specs"]["nodes"]
+        hashes = [node["hash"] for node in nodes]
+        scoped = [
+            {"p": n["package"]["name"], "s": n["stacks"][0]["name"], "c": n["compiler"]["name"]}
+            for n in nodes
+            if n["stacks"] and n["compiler"]
+        ]
         requests = {
             "healthz": [("GET", "/healthz", b"")],
             "typename": [("POST", "/graphql", b'{"query":"{ __typename }"}')],
             "point": [("POST", "/graphql", orjson.dumps({"query": POINT, "variables": {"hash": h}}))
                       for h in hashes],
+            "scoped": [("POST", "/graphql", orjson.dumps({"query": SCOPED, "variables": v}))
+                       for v in scoped],
         }[kind]  # fmt: skip
         for i in range(300):
             await call(app, *requests[i % len(requests)])
@@ -74,7 +88,7 @@ async def measure(kind: str, n: int) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["healthz", "typename", "point"])
+    parser.add_argument("kind", choices=["healthz", "typename", "point", "scoped"])
     parser.add_argument("--requests", type=int, default=3000)
     args = parser.parse_args()
     os.environ["CACHEGRAPH_RESPONSE_CACHE"] = "0"
