@@ -1,12 +1,16 @@
 """Issue 43 item 2: a small answer's processor time in the app alone, without sockets.
 
-    python -m bench.inprocess [--requests 3000] {healthz,typename,point}
+    python -m bench.inprocess [--requests 3000] [--data TREE] {healthz,typename,point,scoped}
 
 The app (``create_app``, the bundled data, response cache off) is called as an ASGI app by
 this process on uvloop, each request's body given at once, the answer's messages kept:
 what the server's own code costs a request, apart from the HTTP stack and the client, which
 on a machine shared with other work vary more than it does. Prints the processor µs of a
 request, best and median of five runs of ``--requests`` after 300 unmeasured.
+With ``--data`` (a page tree: ``bench.benchmark`` generates them), the app serves that tree
+(``--snapshot``: read at start instead, written when missing) and the point and scoped
+questions take ``bench.benchmark``'s variables, drawn from its pages (the scoped question:
+one package's specs in a stack, by compiler; the same text as the benchmark's).
 It measures the checkout it runs in: to compare another (``git archive REV | tar -x -C
 DIR``), copy this file into its ``bench/`` and run it there.
 """
@@ -17,11 +21,15 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 import orjson
 
 POINT = """query($hash: String!) { spec(hash: $hash) { hash compiler { name version }
   target { name } stacks { name } } }"""
+#: bench.benchmark's "one package's specs in a stack, by compiler", the same text
+SCOPED = """query($p: String!, $s: String!, $c: String!) { specs(filter:
+  {package: $p, stacks: [$s], compiler: $c}, first: 20) { nodes { hash version } } }"""
 
 
 async def call(app, method: str, path: str, body: bytes) -> list[dict]:
@@ -46,19 +54,40 @@ async def call(app, method: str, path: str, body: bytes) -> list[dict]:
     return sent
 
 
-async def measure(kind: str, n: int) -> tuple[float, float]:
+async def variables(app, data: str | None) -> tuple[list[str], list[dict]]:
+    """Hashes for the point query and variables of the scoped question."""
+    if data:
+        from bench.benchmark import sample
+
+        drawn = sample(Path(data))
+        return drawn.hashes, drawn.scoped
+    first = orjson.dumps(
+        {"query": "{ specs(first: 50) { nodes { hash package { name } compiler { name } "
+         "stacks { name } } } }"}
+    )  # fmt: skip
+    answer = orjson.loads((await call(app, "POST", "/graphql", first))[1]["body"])
+    nodes = answer["data"]["specs"]["nodes"]
+    scoped = [
+        {"p": n["package"]["name"], "s": n["stacks"][0]["name"], "c": n["compiler"]["name"]}
+        for n in nodes
+        if n["stacks"] and n["compiler"]
+    ]
+    return [node["hash"] for node in nodes], scoped
+
+
+async def measure(kind: str, n: int, data: str | None) -> tuple[float, float]:
     from cachegraph.app import create_app
 
     app = create_app()
     async with app.router.lifespan_context(app):
-        first = orjson.dumps({"query": "{ specs(first: 50) { nodes { hash } } }"})
-        answer = orjson.loads((await call(app, "POST", "/graphql", first))[1]["body"])
-        hashes = [node["hash"] for node in answer["data"]["specs"]["nodes"]]
+        hashes, scoped = await variables(app, data)
         requests = {
             "healthz": [("GET", "/healthz", b"")],
             "typename": [("POST", "/graphql", b'{"query":"{ __typename }"}')],
             "point": [("POST", "/graphql", orjson.dumps({"query": POINT, "variables": {"hash": h}}))
                       for h in hashes],
+            "scoped": [("POST", "/graphql", orjson.dumps({"query": SCOPED, "variables": v}))
+                       for v in scoped],
         }[kind]  # fmt: skip
         for i in range(300):
             await call(app, *requests[i % len(requests)])
@@ -74,13 +103,19 @@ async def measure(kind: str, n: int) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["healthz", "typename", "point"])
+    parser.add_argument("kind", choices=["healthz", "typename", "point", "scoped"])
     parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--data", help="a page tree to serve (default: the bundled data)")
+    parser.add_argument("--snapshot", help="with --data: a snapshot of it, made when missing")
     args = parser.parse_args()
     os.environ["CACHEGRAPH_RESPONSE_CACHE"] = "0"
+    if args.data:
+        os.environ["CACHEGRAPH_DATA"] = args.data
+        if args.snapshot:
+            os.environ["CACHEGRAPH_SNAPSHOT"] = args.snapshot
     import uvloop
 
-    best, median = uvloop.run(measure(args.kind, args.requests))
+    best, median = uvloop.run(measure(args.kind, args.requests, args.data))
     print(f"{args.kind}: {best:.1f} µs a request (best of 5), median {median:.1f}")
     return 0
 

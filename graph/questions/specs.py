@@ -257,7 +257,7 @@ def select_specs(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     >>> [s.hash[0] for s in select_specs(G, SpecQuery(order=order)).after(None)]
     ['a', 'z', 'g', 'b', 'y']
     """
-    selection = _matching(G, replace(q, order=()))
+    selection = _matching(G, replace(q, order=()) if q.order else q)
     if not q.order or selection.count() == 0:
         return selection
     return G.kept(("ordered", q), lambda: _ordered(G, selection, q))
@@ -331,10 +331,12 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     keys += [("stack", s, q.tag) for s in q.stacks]
     if q.tag is not None:
         keys.append(("tag", q.tag, None))
+    ranks = {key: _ranks(G, key) for key in keys}  # each index looked up once
     unknown = [
-        found for kind, value, _ in keys
-        if not isinstance(value, tuple)  # a compiler recorded under two names: loaded
-        and (found := satisfies.unknown_value(G, kind, value)) is not None
+        found for key in keys
+        if not isinstance(key[1], tuple)  # a compiler recorded under two names: loaded
+        and not (key[2] is None and len(ranks[key]))  # some spec has it: known
+        and (found := satisfies.unknown_value(G, key[0], key[1])) is not None
     ]  # fmt: skip
     required = [
         satisfies.requirement(G, q.satisfies) if q.satisfies is not None else None,
@@ -350,7 +352,7 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
         candidates += req.candidates
         warnings += req.warnings
     drivers = [(c, None) for c in candidates]
-    drivers += [(_key_candidates(G, k), k) for k in keys]
+    drivers += [(_candidates(ranks[k]), k) for k in keys]
     if not drivers:
         return SpecSelection(
             G, np.arange(store.n), _test(G, [], q, tests), q, warnings=tuple(warnings)
@@ -360,7 +362,7 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     selection = SpecSelection(
         G, driver.ranks(), _test(G, rest, q, tests), q, warnings=tuple(warnings)
     )
-    if q == SpecQuery(stacks=q.stacks, tag=q.tag) and len(set(q.stacks)) == 2:
+    if len(set(q.stacks)) == 2 and q == SpecQuery(stacks=q.stacks, tag=q.tag):
         # Two stacks and nothing else: the count is a precomputed overlap.
         selection._count = pair_counts(G, q.tag)[tuple(sorted(set(q.stacks)))]
     return selection
@@ -398,9 +400,22 @@ def compiler_spellings(G: CacheGraph, name: str) -> tuple[str, ...]:
     (('gcc@11.4.0',), ('x',))
     """
     key = compiler_key(name)
-    wanted = current_compiler(key)
-    found = tuple(n for n in G.store.names("compiler") if current_compiler(n) == wanted)
-    return found or (key,)
+    return _spellings(G).get(current_compiler(key)) or (key,)
+
+
+def _spellings(G: CacheGraph) -> dict[str, tuple[str, ...]]:
+    """Current compiler name -> the names the loaded specs record it under, in the store's
+    order: worked out once, not on every filter by compiler (a walk over every compiler name
+    was a tenth of the "scoped" question's time, issue 43)."""
+
+    def compute() -> dict[str, tuple[str, ...]]:
+        found: dict[str, tuple[str, ...]] = {}
+        for recorded in G.store.names("compiler"):
+            wanted = current_compiler(recorded)
+            found[wanted] = (*found.get(wanted, ()), recorded)
+        return found
+
+    return G.memoized("compiler spellings", compute)
 
 
 def _ranks(G: CacheGraph, key: tuple) -> np.ndarray:
@@ -411,7 +426,10 @@ def _ranks(G: CacheGraph, key: tuple) -> np.ndarray:
 
 
 def _key_candidates(G: CacheGraph, key: tuple) -> satisfies.Candidates:
-    ranks = _ranks(G, key)
+    return _candidates(_ranks(G, key))
+
+
+def _candidates(ranks: np.ndarray) -> satisfies.Candidates:
     return satisfies.Candidates(len(ranks), lambda: ranks)
 
 
@@ -419,7 +437,7 @@ def _test(G: CacheGraph, keys: list, q: SpecQuery, extra: Sequence[Test] = ()) -
     """One test of every key the driving index does not already hold, and of the rest of
     ``q``: each a lookup in a column, or in a mask over a table's rows."""
     store = G.store
-    checks: list[Test] = list(extra)
+    checks: list[Test] = []
     for kind, value, tag in keys:
         if kind in SINGLE and isinstance(value, tuple):
             codes = np.array([store.code(kind, v) for v in value], np.int64)
@@ -450,9 +468,29 @@ def _test(G: CacheGraph, keys: list, q: SpecQuery, extra: Sequence[Test] = ()) -
     if q.exclude_stacks:
         excluded = layouts_holding(G, q.exclude_stacks, q.tag, any_of=True)
         checks.append(lambda r: ~excluded[store.layout[r]])
-    if not checks:
+    # The lookups first, in one test: each costs about what narrowing the ranks down
+    # between two of them would (a third of the "scoped" question's walk, issue 43); then
+    # the rest of ``q`` (satisfies, runs_on), on what the lookups left.
+    tests = [_every(checks)] if checks else []
+    tests += extra
+    if not tests:
         return None
-    return satisfies._all(checks)
+    return satisfies._all(tests)
+
+
+def _every(checks: list[Test]) -> Test:
+    """A test of every one of ``checks`` (cheap lookups), each on all the ranks."""
+    if len(checks) == 1:
+        return checks[0]
+    first, rest = checks[0], checks[1:]
+
+    def test(ranks: np.ndarray) -> np.ndarray:
+        mask = first(ranks)
+        for check in rest:
+            mask = mask & check(ranks)  # a new array: a check's own result is never changed
+        return mask
+
+    return test
 
 
 def _none(ranks: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from cachegraph.graph import load
 from cachegraph.graph.bounded import approximate_size
-from cachegraph.graph.questions import counts, overlaps, specs
+from cachegraph.graph.questions import counts, overlaps, scope, specs
 
 from tests.conftest import SEEDS
 
@@ -51,3 +51,18 @@ def test_a_kept_selection_is_charged_for_itself_not_for_the_graph_it_refers_to(g
     assert approximate_size([*graph.all_specs()]) <= approximate_size(
         [None] * len(graph.all_specs())
     )
+
+
+def test_a_filter_by_stack_keeps_its_layout_mask_within_the_byte_budget(graph):
+    graph.kept_answers.budget = 200_000
+    memo = set(graph.memo)
+    for n in range(50):  # stacks no spec is in, each named by a client: kept by bytes
+        name = f"no-such-stack-{n}-" + "x" * 20_000
+        query = specs.SpecQuery(package="py-keras", exclude_stacks=(name,))
+        assert next(specs.select_specs(graph, query).after(None)).package == "py-keras"
+    assert 0 < graph.kept_answers.bytes <= 200_000 and len(graph.kept_answers) < 20
+    assert set(graph.memo) - memo <= {"layout pairs"}  # nothing kept there by a name
+    # A kept mask is shared by later requests: nobody may change it.
+    mask = scope.layouts_holding(graph, ["root"], None)
+    assert mask is scope.layouts_holding(graph, ("root", "root"), None)
+    assert mask.any() and not mask.flags.writeable
