@@ -8,13 +8,11 @@ A folder is searched recursively, in name order, hidden names skipped
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from . import files
+from .reader import LoadReport, Problem, Reader
 from .source import Checked, Checking, Described
-
-if TYPE_CHECKING:
-    from .reader import LoadReport, Reader
 
 
 @dataclass(frozen=True)
@@ -41,8 +39,6 @@ class Tree:
     def parts(self, report: LoadReport) -> list[File]:
         """Its files, in the order a load reads them; a missing path or one that is no
         regular file (a FIFO a read would wait on forever) is said in ``report``."""
-        from .reader import Problem
-
         missing: list[str] = []
         irregular: list[str] = []
         found = [File(str(p)) for p in files.source_files([self.path], missing, irregular)]
@@ -70,7 +66,5 @@ class File(Tree):
         return [self]
 
     def read(self, reader: Reader, position: int) -> None:
-        from pathlib import Path
-
         reader.at(position)
         reader.read_file(Path(self.path))
