@@ -151,7 +151,7 @@ class MirrorSource:
 
     def check(self, checking: Checking) -> Checked:
         """At a URL: checked with the cheap request Spack makes and fetched when it changed
-        (``remote.checked``); on disk: its fingerprint compared with the last check's."""
+        (``layouts.checked``); on disk: its fingerprint compared with the last check's."""
         if self.url:
             if checking.remote is None:
                 raise ValueError(f"{self.shown}: a mirror at a URL is checked by Checking.remote")

@@ -13,9 +13,10 @@ The kinds, one module each; a new kind of source is one more module implementing
 - ``trees.Tree`` and ``trees.File``: a file or a folder of them -- cache pages, spec files,
   indices found among them, the rebuilt site's data files (``reader.Reader.read_file`` tells
   them apart by name and content, as ``sitedata`` and ``specfiles`` say);
-- ``mirrors.MirrorSource``: a build-cache mirror, read by its index (v2, v3 with named
-  views, an OCI copy); at a URL it is read from its local copy, and checked with the
-  cheap request Spack makes (``remote.checked``), each scheme a transport of ``fetch``.
+- ``mirrors.MirrorSource``: a build-cache mirror, read by its index, each layout a module
+  (``v2``, ``v3``, ``oci``; ``layouts`` chooses); at a URL it is read from its local copy,
+  and checked with the cheap request Spack makes (``layouts.checked``, given as
+  ``Checking.remote``), each scheme a transport of ``fetch``.
 
 A lockfile is not a source of the store: it is what a client asks about (``lockfiles``),
 read from the request or ``cachegraph coverage``'s file.
@@ -87,8 +88,8 @@ class Checking:
     cache_dir: str = ""
     watches: dict = field(default_factory=dict)
     seen: dict[str, str] = field(default_factory=dict)
-    #: how a mirror at a URL is checked: ``remote.checked``, given by the caller (``remote``
-    #: reads mirrors with ``mirrors``, so ``mirrors`` does not import it)
+    #: how a mirror at a URL is checked: ``layouts.checked``, given by the caller (the
+    #: layouts read mirrors with ``mirrors``, so ``mirrors`` does not import them)
     remote: Callable[[Any, Checking], Checked] | None = None
     #: one check a remote copy in a round, however many mirrors share it
     shared: dict[Any, Any] = field(default_factory=dict, repr=False)
