@@ -81,7 +81,9 @@ def test_distinct_large_texts_variables_and_answers_stay_within_the_budgets(serv
         )
     grown = rss(process.pid) - before
     # Three caches of 8 MiB, and slack for the allocator: unbounded, it was over 250 MB.
-    assert grown <= 24 * MB + 40 * MB, f"RSS grew {grown / MB:.0f} MB"
+    # The slack holds what the allocator keeps of the freed megabyte texts, which varies
+    # between runs: 56-57 MB in all on a quiet machine, 66 MB once beside another suite.
+    assert grown <= 24 * MB + 56 * MB, f"RSS grew {grown / MB:.0f} MB"
     assert post(port, "{ stats { specCount } }") == {"data": {"stats": {"specCount": 454}}}
 
 
