@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -62,17 +62,9 @@ def first_of(values: list[T], first: int | None) -> list[T]:
     return values[:first]
 
 
-@strawberry.type
-class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
-
-
 @dataclass
 class Page(Generic[T]):
-    items: list[T]
+    items: Sequence[T]
     has_next: bool
     #: the cursor of each item, made when first asked (a page of nodes needs none)
     cursor_of: Callable[[T], str]
@@ -85,11 +77,29 @@ class Page(Generic[T]):
         return self._cursors
 
 
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool
+    #: the page, whose cursors are made only when asked (a spec page's need its records)
+    page: strawberry.Private[Page]
+
+    @strawberry.field
+    def start_cursor(self) -> str | None:
+        return self.page.cursor_of(self.page.items[0]) if self.page.items else None
+
+    @strawberry.field
+    def end_cursor(self) -> str | None:
+        return self.page.cursor_of(self.page.items[-1]) if self.page.items else None
+
+
 class Slice(Generic[T]):
     """A page of an ordered list, computed on first use; the arguments checked at once.
 
     ``walk(key)`` yields the list's items after the item with that key (from
-    the start when None); ``key(item)`` is what a cursor holds.
+    the start when None); ``key(item)`` is what a cursor holds. ``take(key, n)``, when
+    given, is the first ``n`` of them at once, as a sequence whose slices are of its kind
+    (a page of specs as ranks, its records made when asked).
     """
 
     def __init__(
@@ -100,15 +110,20 @@ class Slice(Generic[T]):
         count: Callable[[], int],
         first: int | None,
         after: str | None,
+        take: Callable[[str | None, int], Sequence[T]] | None = None,
     ) -> None:
         self.kind, self.walk, self.key, self.count = kind, walk, key, count
+        self.take = take
         self.first = check_first(first)
         self.after = decode_cursor(kind, after)
         self._page: Page[T] | None = None
 
     def page(self) -> Page[T]:
         if self._page is None:
-            items = list(itertools.islice(self.walk(self.after), self.first + 1))
+            if self.take is not None:
+                items: Sequence[T] = self.take(self.after, self.first + 1)
+            else:
+                items = list(itertools.islice(self.walk(self.after), self.first + 1))
             self._page = Page(items[: self.first], len(items) > self.first, self.cursor)
         return self._page
 
@@ -138,10 +153,7 @@ class Connection(Generic[T]):
     def page_info(self) -> PageInfo:
         page = self.slice.page()
         return PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=self.slice.after is not None,
-            start_cursor=page.cursor_of(page.items[0]) if page.items else None,
-            end_cursor=page.cursor_of(page.items[-1]) if page.items else None,
+            has_next_page=page.has_next, has_previous_page=self.slice.after is not None, page=page
         )
 
     @strawberry.field(metadata=cost(items=PAGE))

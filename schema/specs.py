@@ -33,6 +33,7 @@ from .cost import WHEN_TRANSITIVE, cost, counted
 from .named import Named, names
 from .nodes import Node, global_id
 from .pagination import Connection, Slice
+from .rows import SpecRows
 
 if TYPE_CHECKING:
     from .builds import Compiler, Target
@@ -350,7 +351,16 @@ def spec_connection(
         warn(info, message)
     # A cursor names its ordering, so that one from another ordering is refused.
     kind = "spec" + "".join(f"/{f}{'-' if desc else '+'}" for f, desc in query.order)
-    walk = Slice(kind, selection.after, lambda s: s.hash, selection.count, first, after)
+    G = selection.graph
+    walk = Slice(
+        kind,
+        selection.after,
+        lambda s: s.hash,
+        selection.count,
+        first,
+        after,
+        take=lambda key, n: SpecRows(G, selection.first(key, n)),
+    )
     return SpecConnection(slice=walk)
 
 

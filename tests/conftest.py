@@ -109,6 +109,7 @@ def break_records(graph: CacheGraph) -> None:
         return [missing.hash for _ in ranks]
 
     graph.store.records = broken
+    graph.store.field_values = lambda _name, ranks: broken(ranks)  # a page's columns
 
 
 @pytest.fixture

@@ -46,7 +46,6 @@ from graphql import (
     SelectionSetNode,
     get_argument_values,
     get_nullable_type,
-    get_variable_values,
     is_leaf_type,
     is_list_type,
     is_non_null_type,
@@ -60,6 +59,7 @@ from strawberry.types.arguments import convert_arguments
 from cachegraph.graph.errors import OverBudget, TimedOut
 
 from .inputs import arguments_converter, identity
+from .variables import coercer
 
 #: (value, run) -> the value as JSON
 Complete = Callable[[Any, "Run"], Any]
@@ -89,6 +89,8 @@ class Plan:
         self, schema: GraphQLSchema, operation: OperationDefinitionNode, complete: Complete
     ) -> None:
         self.schema, self.operation, self._complete = schema, operation, complete
+        definitions = operation.variable_definitions
+        self._variables = coercer(schema, definitions) if definitions else None
         #: how long the latest answer took to compute, in seconds: on the event loop by the
         #: wall clock, in a worker thread by that thread's processor time. There the wall
         #: clock also counts the waits for the interpreter lock that the event loop's own
@@ -104,10 +106,8 @@ class Plan:
     ) -> dict[str, Any] | None:
         """The operation's ``data``; None when the standard execution must answer."""
         values = None
-        if self.operation.variable_definitions:
-            values = get_variable_values(
-                self.schema, self.operation.variable_definitions, variables or {}
-            )
+        if self._variables is not None:
+            values = self._variables(variables or {})
             if isinstance(values, list):  # errors, which the standard way reports
                 return None
         clock = time.perf_counter if asyncio._get_running_loop() else time.thread_time

@@ -186,6 +186,30 @@ class SpecSelection:
 
     def after(self, hash: str | None) -> Iterator[SpecRecord]:
         """The matching specs that come after the spec with this hash (all when None)."""
+        for block in self._blocks(hash):
+            yield from self.graph.records(block)
+
+    def first(self, hash: str | None, n: int) -> np.ndarray:
+        """The ranks of the first ``n`` matching specs after the spec with this hash (from
+        the start when None): a page's, without making its records.
+
+        >>> from cachegraph.graph.store.example import example_graph
+        >>> s = select_specs(example_graph(), SpecQuery(stacks=("e4s",)))
+        >>> s.first(None, 3).tolist() == [r.rank for r in s.after(None)][:3]
+        True
+        """
+        found: list[np.ndarray] = []
+        wanted = n
+        for block in self._blocks(hash):
+            if wanted <= 0:
+                break
+            found.append(block[:wanted])
+            wanted -= len(found[-1])
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+    def _blocks(self, hash: str | None) -> Iterator[np.ndarray]:
+        """The matching ranks after the spec with this hash, a block at a time: small first,
+        as a page needs few."""
         start = 0
         if hash is not None:
             rank = self.graph.store.rank(hash)
@@ -207,7 +231,7 @@ class SpecSelection:
             size = min(size * 4, _LARGEST_BLOCK)
             if test is not None:
                 block = block[test(block)]
-            yield from self.graph.records(block)
+            yield block
 
     def _position(self, rank: int) -> int:
         if self.query is None:  # a list made for one request (a search): no kept positions

@@ -256,6 +256,13 @@ class Store:
     def hash(self, rank: int) -> str:
         return self.hashes[self.position_of[rank]].decode()
 
+    def field_values(self, name: str, ranks: np.ndarray) -> list:
+        """One field of these ranks' records, as ``records`` would give it: ``hash`` or a
+        single-valued attribute (``ATTRS``), made column-wise without the records."""
+        if name == "hash":
+            return self.hash_list(ranks)
+        return self.attribute_objects(name).take(self.codes[name].take(ranks)).tolist()
+
     def hash_list(self, ranks: np.ndarray) -> list[str]:
         return [h.decode() for h in self.hashes.take(self.position_of.take(ranks)).tolist()]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
 import sys
 
 import pytest
@@ -13,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
-from cachegraph.observe import JsonFormatter
+from cachegraph.observe import JsonFormatter, new_request_id
 from tests.conftest import SEEDS, break_records
 
 STATS = {"query": "{ stats { specCount } }"}
@@ -154,3 +155,19 @@ def test_cors_allows_only_the_configured_origins(seeds_graph):
     assert "access-control-allow-origin" not in refused.headers
     assert simple.headers["access-control-allow-origin"] == "https://dash.example.org"
     assert simple.json() == {"data": {"stats": {"specCount": 454}}}
+
+
+def test_a_forked_worker_names_its_requests_apart_from_its_parent():
+    """``--workers`` forks: each worker's request ids must differ from the others'."""
+    parent = new_request_id()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its id, then out without running the parent's cleanup
+        os.write(write, new_request_id().encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64).decode()
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert len(child) == 16 and child[:8] != parent[:8]
+    assert new_request_id()[:8] == parent[:8]
