@@ -247,7 +247,7 @@ class Executor:
         content_type = request.headers.get("content-type", "").lower()
         if not content_type.startswith("application/json"):
             raise BadRequest("Unsupported content type")
-        body = await request.body()
+        body = await _read_body(request)
         small = len(body) <= INLINE_BODY_BYTES
         try:
             value = orjson.loads(body) if small else await self._parse_aside(body)
@@ -612,6 +612,21 @@ def _schema_salt(schema: Schema) -> str:
     except PackageNotFoundError:
         server = "unknown"
     return f"{server} {hashlib.blake2b(schema.as_str().encode()).hexdigest()}"
+
+
+async def _read_body(request: Request) -> bytes:
+    """The request's body, read from its ASGI messages: Starlette's ``Request.body`` reads
+    them through an async generator, 4-7% of a point query's time in the app (issue 43).
+    Nothing else reads a GraphQL request's body."""
+    chunks = []
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+        elif message["type"] == "http.disconnect":
+            raise ClientDisconnect()
 
 
 def _operation(given: dict[str, Any]) -> Operation:

@@ -269,9 +269,9 @@ class Store:
     def rank(self, hash: str) -> int | None:
         """The rank of the spec with this full hash; None when none has it."""
         key = hash.encode("ascii", "replace")
-        at = int(np.searchsorted(self.hashes, key))
+        at = self.hashes.searchsorted(key).item()  # the method: np.searchsorted wraps it
         if at < self.n and self.hashes[at] == key:
-            return int(self.rank_of[at])
+            return self.rank_of.item(at)
         return None
 
     def ranks_of(self, hashes: Sequence[str]) -> np.ndarray:
