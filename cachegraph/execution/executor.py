@@ -397,11 +397,12 @@ class Executor:
         except GraphQLError as error:  # syntax, or a limit
             self._count([error])
             return {"data": None, "errors": [error.formatted]}
-        if operation_kind(prepared.document, op.name) == "subscription":
-            raise BadRequest(SUBSCRIPTION_OVER_HTTP)
         # While tracing, an operation that may walk every spec runs the standard way: its
         # resolvers get spans.
         plan = prepared.plan(self.schema, op.name) if not (trace and measured.walks) else None
+        # (a plan is a query's: only an operation without one may be a subscription)
+        if plan is None and operation_kind(prepared.document, op.name) == "subscription":
+            raise BadRequest(SUBSCRIPTION_OVER_HTTP)
         context.spent = Spent(self.limits.max_cost)  # what data-sized lists return
         if plan is not None:
             try:
