@@ -200,11 +200,11 @@ class SpecSelection:
         """
         found: list[np.ndarray] = []
         wanted = n
-        for block in self._blocks(hash):
-            if wanted <= 0:
-                break
+        for block in self._blocks(hash) if n > 0 else ():
             found.append(block[:wanted])
             wanted -= len(found[-1])
+            if not wanted:  # before the next block is tested
+                break
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     def _blocks(self, hash: str | None) -> Iterator[np.ndarray]:
