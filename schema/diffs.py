@@ -15,7 +15,8 @@ from .cost import cost
 from .counted import CountRows, PackageCount, StackCount, stack_counts
 from .coverage import Difference
 from .named import Named
-from .pagination import Slice, first_of
+from .pagination import first_of
+from .rows import spec_slice
 from .specs import SpecConnection
 
 if TYPE_CHECKING:
@@ -35,8 +36,7 @@ def ranks_connection(
 ):
     """A spec connection over ranks already in spec order."""
     found = SpecSelection(graph(info), ranks)
-    return SpecConnection(slice=Slice(kind, found.after, lambda s: s.hash, found.count, first,
-                                      after))  # fmt: skip
+    return SpecConnection(slice=spec_slice(kind, found, first, after))
 
 
 @strawberry.type

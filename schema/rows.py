@@ -8,9 +8,12 @@ from typing import Any
 
 import numpy as np
 from cachegraph.graph.attributes import PLACED
+from cachegraph.graph.questions.specs import SpecSelection
 from cachegraph.graph.store.columns import Store
 from cachegraph.graph.store.records import SpecRecord
 from cachegraph.graph.store.view import CacheGraph
+
+from .pagination import Slice
 
 #: GraphQL field -> the store's field, for the Spec fields a page gives as columns: the
 #: hash and the single-valued attributes shown as plain strings (version, os, platform)
@@ -20,6 +23,15 @@ _COLUMNS = {
 }
 
 _PATHS = frozenset(_COLUMNS)
+
+
+def spec_slice(
+    kind: str, selection: SpecSelection, first: int | None, after: str | None
+) -> Slice[SpecRecord]:
+    """A page of a selection's specs, taken as ranks (``SpecRows``); a cursor names a hash."""
+    G = selection.graph
+    take = lambda key, n: SpecRows(G, selection.first(key, n))  # noqa: E731
+    return Slice(kind, selection.after, lambda s: s.hash, selection.count, first, after, take)
 
 
 class SpecRows(Sequence):

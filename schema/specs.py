@@ -32,8 +32,8 @@ from .context import graph, warn
 from .cost import WHEN_TRANSITIVE, cost, counted
 from .named import Named, names
 from .nodes import Node, global_id
-from .pagination import Connection, Slice
-from .rows import SpecRows
+from .pagination import Connection
+from .rows import spec_slice
 
 if TYPE_CHECKING:
     from .builds import Compiler, Target
@@ -351,17 +351,7 @@ def spec_connection(
         warn(info, message)
     # A cursor names its ordering, so that one from another ordering is refused.
     kind = "spec" + "".join(f"/{f}{'-' if desc else '+'}" for f, desc in query.order)
-    G = selection.graph
-    walk = Slice(
-        kind,
-        selection.after,
-        lambda s: s.hash,
-        selection.count,
-        first,
-        after,
-        take=lambda key, n: SpecRows(G, selection.first(key, n)),
-    )
-    return SpecConnection(slice=walk)
+    return SpecConnection(slice=spec_slice(kind, selection, first, after))
 
 
 def narrowed(group: Named, query: SpecQuery) -> SpecQuery:
@@ -429,9 +419,7 @@ class SpecQueries:
     ) -> SpecConnection:
         cg = graph(info)
         found = SpecSelection(cg, search_specs(cg, text), positional=True)
-        return SpecConnection(
-            slice=Slice("search", found.after, lambda s: s.hash, found.count, first, after)
-        )
+        return SpecConnection(slice=spec_slice("search", found, first, after))
 
     @strawberry.field(description="Specs that are in every one of the given stacks.")
     def shared_specs(
