@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -280,3 +282,47 @@ def test_ctrl_c_during_a_load_stops_it_in_every_worker(slow_to_load, workers):
     assert b"Traceback" not in err, err.decode()
     assert err.count(b"stopped while loading the data: the server is ending") == workers
     assert b"cachegraph: loaded " not in err  # no load ran to its end
+
+
+def test_an_answer_of_known_length_goes_out_in_one_write():
+    """``server.OneWriteCycle`` writes an answer's head with its body, where Uvicorn's own cycle
+    writes twice (it overrides Uvicorn internals: pinned, and checked here on the real server).
+    Counted by the kernel: the process's write system calls (``/proc/PID/io``), at a log level
+    that writes no line a request."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cachegraph.cli", "serve", "--port", str(port),
+         "--log-level", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_healthy(port, process)
+        io = Path(f"/proc/{process.pid}/io")
+        if not io.exists():
+            pytest.skip("no /proc/PID/io on this system to count writes by")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            if 'parser="httptools"' not in r.read().decode():
+                pytest.skip("the pure-Python fallback (h11) serves here: it writes as Uvicorn does")
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        body = json.dumps({"query": "{ stats { specCount } }"})
+
+        def ask() -> list[int]:
+            connection.request("GET", "/healthz")
+            health = connection.getresponse()
+            health.read()
+            connection.request("POST", "/graphql", body, {"content-type": "application/json"})
+            answer = connection.getresponse()
+            assert json.loads(answer.read()) == {"data": {"stats": {"specCount": 496}}}
+            return [health.status, answer.status]
+
+        def writes() -> int:
+            return int(re.search(r"^syscw: (\d+)$", io.read_text(), re.M)[1])
+
+        ask()  # the connection and the query's plan made
+        before = writes()
+        assert [ask() for _ in range(30)] == [[200, 200]] * 30
+        assert writes() - before == 60
+        connection.close()
+    finally:
+        process.terminate()
+        process.wait(10)
