@@ -72,6 +72,8 @@ class DataSources:
     _local: list[MirrorSource] | None = field(default=None, init=False, repr=False)
     #: each local source's fingerprint at the last check, by label
     _seen: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    #: the index hash of each remote mirror's copy at the last check, by label
+    _held: dict[str, str] | None = field(default=None, init=False, repr=False)
 
     def remote(self) -> bool:
         """Whether any mirror is remote (then each load checks them first)."""
@@ -89,6 +91,11 @@ class DataSources:
             checking = Checking(fetcher, cache_dir, self.watches, self._seen, remote_checked)
             found, changed = checked(sources_of(self.paths, self.mirrors), checking)
         self._local = [s for s in found if isinstance(s, MirrorSource)]
+        # A copy another process sharing the cache directory brought up to date (a worker
+        # of --workers, which found the change first) is a change to this one too.
+        held = {m.label: held_state(m.path).hash for m in self._local if m.url}
+        changed = changed or (self._held is not None and held != self._held)
+        self._held = held
         removed = unused_copies(cache_dir)
         if removed:
             log.info("removed %s of the cache directory %s that no check used for %d days",

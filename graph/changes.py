@@ -15,6 +15,7 @@ one. Without a cache directory the log and what was seen are kept in memory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import io
 import json
@@ -23,11 +24,16 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: one process keeps the log
+    fcntl = None  # type: ignore[assignment]
 
 from .attributes import ATTRIBUTES
 from .errors import CacheGraphError
@@ -37,6 +43,8 @@ log = logging.getLogger("cachegraph")
 
 #: the log's file and the folder of what each mirror held when last seen, in the cache dir
 LOG_FILE = "changes.jsonl"
+#: held by the process recording changes (``ChangeLog.shared``)
+LOCK_FILE = ".lock"
 SEEN_FOLDER = "seen"
 #: the default budget of the log: some thousands of events of a few changed specs each
 DEFAULT_BYTES = 16 << 20
@@ -133,6 +141,9 @@ class ChangeLog:
         self._lock = threading.Lock()
         self._listeners: list[Callable[[Change], None]] = []
         self._seen_memory: dict[str, Seen] = {}
+        #: the log file as last read or written here: its identity and how many bytes of it
+        self._file: tuple[int, int] | None = None
+        self._read_to = 0
         if self.folder is not None:
             self._read()
 
@@ -141,10 +152,24 @@ class ChangeLog:
         return None if self.folder is None else self.folder / LOG_FILE
 
     def _read(self) -> None:
+        for event in self._lines_from(0):
+            self._keep(event, len(event.to_line().encode()))
+        if self._trim():
+            self._rewrite()
+
+    def _lines_from(self, offset: int) -> list[Change]:
+        """The events of the file from byte ``offset`` on (damaged lines reported and
+        skipped); where the file was read to is noted."""
         try:
-            text = self.path.read_bytes().decode("utf-8", "replace")
+            with open(self.path, "rb") as f:
+                stat = os.fstat(f.fileno())
+                f.seek(offset)
+                data = f.read()
         except FileNotFoundError:
-            return
+            return []
+        self._file, self._read_to = (stat.st_dev, stat.st_ino), offset + len(data)
+        events = []
+        text = data.decode("utf-8", "replace")
         for number, line in enumerate(text.splitlines(keepends=True), 1):
             if not line.strip():
                 continue
@@ -154,10 +179,57 @@ class ChangeLog:
                 self.damaged += 1
                 log.warning("change log %s line %d skipped: %s", self.path, number, exc)
                 continue
-            self._keep(event, len(line.encode()))
+            events.append(event)
             self.next_id = max(self.next_id, event.id + 1)
-        if self._trim():
-            self._rewrite()
+        return events
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        """Hold the log alone among the processes keeping it in the same folder (the workers
+        of ``--workers``), having first read what the others added meanwhile: each change
+        is then recorded once, numbered after theirs, and said to this process's readers."""
+        if self.folder is None or fcntl is None:
+            yield
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / LOCK_FILE, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            with self._lock:
+                found = self._caught_up()
+            for event in found:
+                self._tell(event)
+            yield
+
+    def _caught_up(self) -> list[Change]:
+        """The events another process added since this one last read or wrote the file,
+        kept here too; the whole log read again when another process rewrote it."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return []
+        if self._file == (stat.st_dev, stat.st_ino):
+            if stat.st_size <= self._read_to:
+                return []
+            found = self._lines_from(self._read_to)
+        else:  # rewritten (the oldest events dropped): what it holds now is the log
+            last = self.events[-1].id if self.events else 0
+            self.events.clear()
+            self._sizes.clear()
+            self.bytes = 0
+            every = self._lines_from(0)
+            found = [e for e in every if e.id > last]
+            for event in every:
+                self._keep(event, len(event.to_line().encode()))
+            self._trim()
+            return found
+        for event in found:
+            self._keep(event, len(event.to_line().encode()))
+        self._trim()
+        return found
+
+    def _tell(self, event: Change) -> None:
+        for listener in list(self._listeners):
+            listener(event)
 
     def _keep(self, event: Change, size: int) -> None:
         self.events.append(event)
@@ -180,7 +252,10 @@ class ChangeLog:
         part = self.folder / f".{LOG_FILE}.part"
         with open(part, "w", encoding="utf-8") as out:
             out.writelines(e.to_line() for e in self.events)
+            stat = os.fstat(out.fileno())
+            written = out.tell()
         os.replace(part, self.path)
+        self._file, self._read_to = (stat.st_dev, stat.st_ino), written
 
     def append(self, event: Change) -> Change:
         """Number the event and keep it (an event larger than the whole budget is not kept:
@@ -200,11 +275,12 @@ class ChangeLog:
                 self._rewrite()
             elif self.folder is not None:
                 self.folder.mkdir(parents=True, exist_ok=True)
-                with open(self.path, "a", encoding="utf-8") as out:
-                    out.write(line)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener(event)
+                with open(self.path, "ab") as out:
+                    out.write(line.encode())
+                    stat = os.fstat(out.fileno())
+                    if self._file in (None, (stat.st_dev, stat.st_ino)):
+                        self._file, self._read_to = (stat.st_dev, stat.st_ino), out.tell()
+        self._tell(event)
         return event
 
     def listen(self, listener: Callable[[Change], None]) -> Callable[[], None]:
@@ -373,8 +449,14 @@ def record_changes(
     """Compare each mirror in ``store`` with what it held when last seen; record an event for
     each that changed (``at_start``: found by a start), and keep what it holds now. A mirror
     seen for the first time is kept, with no event: nothing is known of before."""
+    with changes.shared():
+        return _recorded(changes, store, mirrors, time.time(), at_start)
+
+
+def _recorded(
+    changes: ChangeLog, store: Store, mirrors: Iterable[Watched], now: float, at_start: bool
+) -> list[Change]:
     recorded = []
-    now = time.time()
     for mirror in mirrors:
         new = Seen.of(store, mirror.name, mirror.index)
         old = changes.seen(mirror.name)

@@ -182,6 +182,34 @@ def _hits(client: TestClient, at: str | None) -> set[str]:
     return {e["hash"] for e in answer["data"]["coverage"]["entries"] if e["hit"]}
 
 
+def test_workers_sharing_a_cache_directory_record_a_change_once_and_each_tells_it(
+    http_server, tmp_path
+):
+    """As the workers of ``--workers`` do: two apps checking the same mirror, keeping one
+    change log. The change is one event in the file, with one id, that each app answers."""
+    url = http_server.publish(TEST)
+    name = url.rsplit("/", 1)[1]
+    _push(http_server, name, OLD)
+    settings = Settings(
+        mirror=(f"develop:test={url}",), refresh=0.2, cache_dir=str(tmp_path / "cache")
+    )
+    query = "{ changes { totalCount nodes { id mirror addedCount removedCount replacedCount } } }"
+    with (
+        TestClient(create_app(settings=settings)) as one,
+        TestClient(create_app(settings=settings)) as other,
+    ):
+        _push(http_server, name, NEW)
+        for client in (one, other):
+            _wait_for_events(client, 1)
+        answers = [_ask(client, query)["changes"] for client in (one, other)]
+    event = {"mirror": "develop/test", "addedCount": 1, "removedCount": 1, "replacedCount": 1}
+    assert (
+        answers == [{"totalCount": 1, "nodes": [{"id": answers[0]["nodes"][0]["id"], **event}]}] * 2
+    )
+    lines = (tmp_path / "cache" / "changes" / "changes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [1]
+
+
 def test_coverage_at_a_moment_before_a_change_counts_the_spec_it_removed(http_server, tmp_path):
     url = http_server.publish(MPIGDB)
     name = url.rsplit("/", 1)[1]

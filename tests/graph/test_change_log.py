@@ -69,3 +69,28 @@ def test_without_a_folder_the_log_is_in_memory(tmp_path):
     log = ChangeLog(None, budget=1 << 20)
     log.append(_event(1))
     assert [e.id for e in log.snapshot()] == [1] and list(tmp_path.iterdir()) == []
+
+
+def test_logs_sharing_a_folder_read_what_the_others_added_and_dropped(tmp_path):
+    """Two processes keeping one log (``--workers``): each, once it holds the log to record,
+    has read the other's events first, tells its readers of them, and numbers after them."""
+    one, other = ChangeLog(tmp_path), ChangeLog(tmp_path)
+    told: list[int] = []
+    other.listen(lambda event: told.append(event.id))
+    with one.shared():
+        one.append(_event(1))
+    with other.shared():
+        other.append(_event(2))
+    with one.shared():
+        pass
+    assert [e.id for e in one.events] == [e.id for e in other.events] == [1, 2] and told == [1, 2]
+    assert [e["id"] for e in _lines(tmp_path)] == [1, 2]
+    # one of them drops the oldest to keep its budget: the file is written anew, and the
+    # other reads it whole again, telling only what is new
+    one.budget = len(_with_id(_event(3), 3).to_line().encode()) + 1
+    with one.shared():
+        one.append(_event(3))
+    assert [e["id"] for e in _lines(tmp_path)] == [3]
+    with other.shared():
+        pass
+    assert [e.id for e in other.events] == [3] and told == [1, 2, 3]
