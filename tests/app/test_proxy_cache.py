@@ -91,6 +91,7 @@ def test_nginx_answers_a_repeated_request_and_revalidates_after_a_reload(cached_
 
     # Expired: nginx asks with If-None-Match, a replica says 304.
     assert once_expired(url, (etag, one_tag)) == ("REVALIDATED", etag, one_tag)
+    kept_at = time.monotonic()  # the copy is fresh again for MAX_AGE from about now
     assert served(replicas) == {"200": 1.0, "304": 1.0}
     assert fetch(url) == ("HIT", etag, one_tag)
 
@@ -102,7 +103,10 @@ def test_nginx_answers_a_repeated_request_and_revalidates_after_a_reload(cached_
             headers={"authorization": f"Bearer {TOKEN}"},
         )
         urllib.request.urlopen(request, timeout=60).close()
-    assert fetch(url)[0] == "HIT"  # until it expires, the copy kept is given
+    # Until it expires, the copy kept is given: asked while surely fresh (on a loaded machine
+    # the reloads may take longer than the copy lives; then it is not asked here).
+    if time.monotonic() - kept_at < MAX_AGE / 2:
+        assert fetch(url)[0] == "HIT"
 
     status, new_etag, answer = once_expired(url, (etag, one_tag))
     assert status == "EXPIRED"  # revalidated, and the replica answered anew
