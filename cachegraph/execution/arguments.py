@@ -80,7 +80,7 @@ def reader(definition: GraphQLField, node: FieldNode) -> Read:
                 raise _Other  # validation refuses it; graphql-core says why
             elif (default := coerce_default_value(argument)) is not Undefined:
                 parts.append((out, _constant(default)))
-    except _Other:
+    except Exception:  # _Other, or a default graphql-core cannot coerce: it says so each time
         return general
 
     def read(variables: VariableValues | None) -> dict[str, Any]:
