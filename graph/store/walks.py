@@ -69,18 +69,20 @@ def _levels(
     keep: np.ndarray | Callable[[np.ndarray], np.ndarray] | None,
     steps: int | None,
     halves: int | None = None,
+    budget: float = float("inf"),
 ) -> tuple[np.ndarray, np.ndarray]:
     """(the mask of ``reached_mask``, the rows found at the last level walked: empty when
-    the walk ended before ``steps`` levels). With ``halves`` (n), the table has two rows a
-    node, ``i`` and ``n + i`` (``Store.rdeps``), both walked."""
+    the walk ended). It stops after ``steps`` levels, or the first level past ``budget``
+    (edges gathered, and ``LEVEL_COST`` a level). With ``halves`` (n), the table has two
+    rows a node, ``i`` and ``n + i`` (``Store.rdeps``), both walked."""
     n = len(indptr) - 1 if halves is None else halves
     seen = np.zeros(n, bool)
     # where each row last stands in ``found``: keeps one of its copies, without a sort
     last = np.empty(n, np.int64)
     given = starts if isinstance(starts, np.ndarray) else np.fromiter(starts, np.int64)
     frontier = distinct(np.asarray(given, np.int64))
-    level = 0
-    while frontier.size and (steps is None or level < steps):
+    level, spent = 0, 0
+    while frontier.size and (steps is None or level < steps) and spent <= budget:
         deadline.check()
         rows = frontier if halves is None else np.concatenate([frontier, frontier + halves])
         positions, found = neighbours(indptr, indices, rows)
@@ -94,12 +96,16 @@ def _levels(
         last[found] = order
         frontier = found[last[found] == order].astype(np.int64)
         level += 1
+        spent += positions.size + LEVEL_COST
     return seen, frontier
 
 
-#: the levels walked in numpy before ``reached_far`` hands the walk to scipy: a spec's own
-#: DAG or its few dependents end within them, without the copy of the table the search needs
-NEAR_LEVELS = 6
+#: a level of numpy calls costs about what gathering this many edges does (30 us, 30 ns each)
+LEVEL_COST = 1_000
+#: the share of a table's edges a walk may take in numpy before ``reached_far`` hands it
+#: to the search, whose copy of the table costs about that (a byte or so an edge, where a
+#: level costs 30 ns an edge): a spec's DAG, or a few dependents, never pays for the copy
+NUMPY_SHARE = 1 / 32
 #: scipy's graph searches index rows and edges as 32-bit integers
 _INDEX = np.int32
 
@@ -108,32 +114,34 @@ def reached_far(
     indptr: np.ndarray,
     indices: np.ndarray,
     starts: Iterable[int] | np.ndarray,
-    near: int | None = None,
+    budget: float | None = None,
 ) -> np.ndarray:
     """``reached_mask(indptr, indices, starts)``, at a cost that follows the edges reached
-    rather than the levels: the first ``near`` levels (one at least) in numpy, then -- when
-    the walk goes on -- one breadth-first search in C from the rows the last level found.
+    rather than the levels: in numpy while the walk is small (``budget`` edges, by default
+    ``NUMPY_SHARE`` of the table's; one level at least), then one breadth-first search in C
+    from the rows the last level found.
 
     A walk of the dependents ``^`` asks for reaches a third of a million specs at 1M, through
     80-320 levels; each level costs a dozen numpy calls over its edges (27-43 ns an edge).
     The search is scipy's (``scipy.sparse.csgraph.breadth_first_order``: maintained and
     tested, where a loop of our own would need a compiler at install): from a row added after
     the table, whose edges are the rows to go on from. Adding that row copies the table's
-    edges once a walk (a memory copy, about 10 ms for 9M edges), which only a walk past
-    ``near`` levels pays.
+    edges once a walk (a memory copy, about 10 ms for 9M edges), which only a walk past the
+    budget pays.
 
     >>> indptr, indices = np.array([0, 1, 2, 3, 4]), np.array([1, 2, 3, 0])  # 0→1→2→3→0
-    >>> np.flatnonzero(reached_far(indptr, indices, [0], near=1)).tolist()
+    >>> np.flatnonzero(reached_far(indptr, indices, [0], budget=0)).tolist()
     [0, 1, 2, 3]
-    >>> np.flatnonzero(reached_far(indptr, indices, [1], near=1)).tolist()
+    >>> np.flatnonzero(reached_far(indptr, indices, [1], budget=0)).tolist()
     [0, 1, 2, 3]
     >>> indptr, indices = np.array([0, 1, 2, 2]), np.array([1, 2])  # 0→1→2
-    >>> np.flatnonzero(reached_far(indptr, indices, [0], near=1)).tolist()
+    >>> np.flatnonzero(reached_far(indptr, indices, [0], budget=0)).tolist()
     [1, 2]
     """
-    near = NEAR_LEVELS if near is None else near
+    if budget is None:
+        budget = len(indices) * NUMPY_SHARE
     # one level at least: a start is marked only when reached, and the search marks its own
-    seen, frontier = _levels(indptr, indices, starts, None, max(near, 1))
+    seen, frontier = _levels(indptr, indices, starts, None, None, budget=budget)
     if not frontier.size:
         return seen
     if len(indices) + len(frontier) >= np.iinfo(_INDEX).max:  # too large for scipy's indices

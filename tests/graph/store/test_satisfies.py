@@ -520,11 +520,11 @@ def test_every_spec_satisfies_its_own_spec_string_and_hash(request, graph):
 # -- '^' walked by scipy's search past the first level (graph.store.walks.reached_far) -----
 
 
-@pytest.fixture(params=[1, None], ids=["search-after-one-level", "default"])
+@pytest.fixture(params=[0, None], ids=["search-after-one-level", "default"])
 def near(request, monkeypatch):
-    """How many levels ``^``'s walk of dependents takes in numpy before the search."""
+    """How much of ``^``'s walk of dependents is taken in numpy before the search."""
     if request.param is not None:
-        monkeypatch.setattr(walks, "NEAR_LEVELS", request.param)
+        monkeypatch.setattr(walks, "NUMPY_SHARE", request.param)
     return request.param
 
 

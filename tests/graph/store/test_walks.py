@@ -73,10 +73,10 @@ def test_reached_mask_on_a_deep_dag_equals_a_plain_search():
 # -- reached_far: the first levels in numpy, the rest by scipy's breadth-first search -------
 
 
-@pytest.mark.parametrize("near", [1, 2, None])
-def test_reached_far_on_the_real_mirrors_equals_a_plain_search(store, near):
+@pytest.mark.parametrize("budget", [0, 30, None])
+def test_reached_far_on_the_real_mirrors_equals_a_plain_search(store, budget):
     """The link/run dependents ``^`` walks up (``Store.linked_dependents``), from every spec,
-    with the search taking over after one level, two, or the default."""
+    with the search taking over after one level, a few edges, or the default budget."""
     upward: dict[int, list] = {}
     for rank in range(store.n):
         children, types, _ = store.edges(rank)
@@ -85,17 +85,17 @@ def test_reached_far_on_the_real_mirrors_equals_a_plain_search(store, near):
     bits = store.deptype_mask(("link", "run"))
     indptr, indices = store.linked_dependents
     for rank in range(store.n):
-        found = walks.reached_far(indptr, indices, [rank], near=near)
+        found = walks.reached_far(indptr, indices, [rank], budget)
         assert set(np.flatnonzero(found).tolist()) == plain(upward, rank, bits)
     everything = np.arange(store.n)
-    found = walks.reached_far(indptr, indices, everything, near=near)
+    found = walks.reached_far(indptr, indices, everything, budget)
     want = set().union(*(plain(upward, r, bits) for r in range(store.n)))
     assert set(np.flatnonzero(found).tolist()) == want
 
 
 def test_reached_far_on_a_deep_dag_equals_a_plain_search():
     """A chain of 2,000 with branches and cycles among its first nodes: the search takes the
-    walk over after one level, a few, or none (walked in numpy to its end)."""
+    walk over after one level, a few, many, or never (walked in numpy to its end)."""
     rng = random.Random(41)
     n = 2_600
     edges = {(i, i + 1): 1 + (i % 3 == 0) * 2 for i in range(1_999)}
@@ -116,6 +116,6 @@ def test_reached_far_on_a_deep_dag_equals_a_plain_search():
         ptr = np.concatenate([[0], np.cumsum(np.bincount(parents[kept], minlength=n))])
         for starts in ([0], [1], [500, 1_998], [2_100], list(range(0, n, 97))):
             want = set().union(*(plain(children, s, bits) for s in starts))
-            for near in (1, 3, 5_000):
-                found = walks.reached_far(ptr, indices[kept], starts, near=near)
-                assert set(np.flatnonzero(found).tolist()) == want, (starts, bits, near)
+            for budget in (0, 20, 5_000, None, 10**9):
+                found = walks.reached_far(ptr, indices[kept], starts, budget)
+                assert set(np.flatnonzero(found).tolist()) == want, (starts, bits, budget)
