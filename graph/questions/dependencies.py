@@ -255,7 +255,8 @@ def _packages_next_to(G: CacheGraph, name: str, up: bool) -> list[str]:
     store = G.store
     ranks = store.ranks("package", name)
     indptr, indices = store.rdeps if up else store.deps
-    _, found = walks.neighbours(indptr, indices, np.asarray(ranks, np.int64))
+    rows = store.dependent_rows(ranks) if up else np.asarray(ranks, np.int64)
+    _, found = walks.neighbours(indptr, indices, rows)
     names = store.strings("package").values
     return [n for c in distinct(store.codes["package"][found]).tolist() if (n := names[c]) != name]
 

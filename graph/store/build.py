@@ -766,8 +766,12 @@ class _Finisher:
         a["deps.child"] = child.astype(np.int32)
         a["deps.types"] = types
         a["deps.virtuals"] = recode(edge_virtuals, virtuals[1])
-        back = np.argsort(child * max(spec_count, 1) + parent)
-        a["rdeps.ptr"] = _ptr(child[back], spec_count)
+        # Reversed: a row per child, its link and run parents (rows 0..n-1: what '^' walks
+        # up, one table of its own with no copy), then one of its other parents (n..2n-1).
+        linked = (types & (DEPTYPE_BITS["link"] | DEPTYPE_BITS["run"])) > 0
+        row = child + np.where(linked, 0, spec_count)
+        back = np.argsort(row * max(spec_count, 1) + parent)
+        a["rdeps.ptr"] = _ptr(row[back], 2 * spec_count)
         a["rdeps.parent"] = parent[back].astype(np.int32)
         a["rdeps.edge"] = back.astype(np.int64)
 

@@ -133,6 +133,8 @@ class Store:
         self.deps = (arrays["deps.ptr"], arrays["deps.child"])
         self.dep_types: np.ndarray = arrays["deps.types"]
         self.dep_virtuals: np.ndarray = arrays["deps.virtuals"]
+        # a row per child: its link and run parents (rows 0..n-1), then its others (n..2n-1);
+        # ``dependent_rows`` gives both of a spec's rows
         self.rdeps = (arrays["rdeps.ptr"], arrays["rdeps.parent"])
         self.rdep_edge: np.ndarray = arrays["rdeps.edge"]
         self._strings: dict[str, Strings] = {}
@@ -399,8 +401,7 @@ class Store:
 
     def parents(self, rank: int) -> np.ndarray:
         """The ranks (in order) of the specs depending on this one directly."""
-        ptr, parent = self.rdeps
-        return parent[ptr[rank] : ptr[rank + 1]]
+        return self.in_edges(rank)[0]
 
     def edges(self, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(child ranks, deptype bits, virtual set codes) of a spec's dependency edges."""
@@ -409,11 +410,30 @@ class Store:
         return child[at], self.dep_types[at], self.dep_virtuals[at]
 
     def in_edges(self, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(parent ranks, deptype bits, virtual set codes) of the edges into a spec."""
+        """(parent ranks, in order; deptype bits, virtual set codes) of the edges into a spec."""
         ptr, parent = self.rdeps
-        at = slice(ptr[rank], ptr[rank + 1])
+        other = rank + self.n
+        at = np.r_[ptr[rank] : ptr[rank + 1], ptr[other] : ptr[other + 1]]
+        at = at[np.argsort(parent[at], kind="stable")]
         edges = self.rdep_edge[at]
         return parent[at], self.dep_types[edges], self.dep_virtuals[edges]
+
+    def dependent_rows(self, ranks: np.ndarray) -> np.ndarray:
+        """The rows of ``rdeps`` holding these specs' parents: the link/run row and the other.
+
+        >>> from cachegraph.graph.store.example import example_graph
+        >>> example_graph().store.dependent_rows(np.array([0, 2])).tolist()
+        [0, 2, 5, 7]
+        """
+        ranks = np.asarray(ranks, np.int64)
+        return np.concatenate([ranks, ranks + self.n])
+
+    @property
+    def linked_dependents(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row pointers, parents) of the link and run edges only, by child: the first half of
+        ``rdeps``'s rows, a table of its own (what ``^`` walks up)."""
+        ptr, parent = self.rdeps
+        return ptr[: self.n + 1], parent[: ptr[self.n]]
 
     @property
     def edge_count(self) -> int:

@@ -558,22 +558,11 @@ def holding(G: CacheGraph, node: Node) -> Holders:
     parents = edge_parents(G)[edges]
     types = store.dep_types[edges]
     starts = distinct(parents[(types & store.deptype_mask(("link", "run"))) > 0])
-    indptr, indices = store.rdeps
-    mask = walks.reached_mask(indptr, indices, starts, _link_run_up(G))
+    indptr, indices = store.linked_dependents
+    mask = walks.reached_far(indptr, indices, starts)
     mask[starts] = True
     mask[parents[(types & store.deptype_mask(("build",))) > 0]] = True
     return Holders(mask, int(np.count_nonzero(mask)))
-
-
-def _link_run_up(G: CacheGraph) -> np.ndarray:
-    """Which edges of the dependents' rows are link or run edges: what ``^`` walks up."""
-
-    def compute() -> np.ndarray:
-        store = G.store
-        keep = (store.dep_types & store.deptype_mask(("link", "run"))) > 0
-        return keep[store.rdep_edge]
-
-    return G.memoized("link/run dependents", compute)
 
 
 def _edges_to(G: CacheGraph, node: Node, direct: bool = False) -> np.ndarray:
@@ -594,7 +583,7 @@ def _edges_to(G: CacheGraph, node: Node, direct: bool = False) -> np.ndarray:
     if len(ranks):
         ranks = ranks[node_test(G, node)(ranks)]
     # the satisfying nodes' edges from their dependents, as positions in deps
-    positions, _ = walks.neighbours(*store.rdeps, ranks)
+    positions, _ = walks.neighbours(*store.rdeps, store.dependent_rows(ranks))
     edges = np.sort(store.rdep_edge[positions])
     if node.virtuals:
         provided = [recorded_virtual(G, v)[edges] for v in node.virtuals]

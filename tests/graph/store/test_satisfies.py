@@ -20,6 +20,7 @@ from cachegraph.graph.questions import specs
 from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.spack.constraints import SpecSyntaxError, parse
 from cachegraph.graph.spack.versions import parse_versions
+from cachegraph.graph.store import walks
 from cachegraph.graph.store.satisfies import node_test, satisfies
 
 from cachegraph.synthmirror import synthesize_mirrors
@@ -514,3 +515,34 @@ def test_every_spec_satisfies_its_own_spec_string_and_hash(request, graph):
         assert satisfies(cg, s, text), text
         assert satisfies(cg, s, f"/{s.hash[:7]}")
     assert bool(refused) == (graph == "data_graph")
+
+
+# -- '^' walked by scipy's search past the first level (graph.store.walks.reached_far) -----
+
+
+@pytest.fixture(params=[0, None], ids=["search-after-one-level", "default"])
+def near(request, monkeypatch):
+    """How much of ``^``'s walk of dependents is taken in numpy before the search."""
+    if request.param is not None:
+        monkeypatch.setattr(walks, "NUMPY_SHARE", request.param)
+    return request.param
+
+
+def test_every_package_as_a_dependency_on_the_real_mirrors(mirrors, near):
+    """``^name`` for every package of the real mirrors equals Spack's rule worked out on the
+    raw records (``Spec._satisfies``: ``traverse_edges(deptype=("link", "run"))`` and the
+    root's direct build edges, by plain recursion: ``_closure``)."""
+    cg, nodes = mirrors
+    names = sorted({node["name"] for node in nodes.values()})
+    closures = {h: {d["name"] for d in _closure(h, nodes)} for h in nodes}
+    for name in names:
+        expected = {h for h, below in closures.items() if name in below}
+        assert _found(cg, f"^{name}") == expected, name
+
+
+def test_every_package_as_a_dependency_on_a_synthetic_mirror(synthetic, near):
+    """The same on a few thousand synthetic specs, their DAGs walked by NetworkX."""
+    cg, below = synthetic
+    for name in sorted({s.package for s in cg.all_specs()}):
+        expected = {h for h, found in below.items() if any(d.package == name for d in found)}
+        assert _found(cg, f"^{name}") == expected, name

@@ -68,3 +68,54 @@ def test_reached_mask_on_a_deep_dag_equals_a_plain_search():
             keep = None if bits is None else (lambda p, b=bits: (kinds[p] & b) > 0)
             found = walks.reached_mask(indptr, indices, [start], keep)
             assert set(np.flatnonzero(found).tolist()) == plain(children, start, bits)
+
+
+# -- reached_far: the first levels in numpy, the rest by scipy's breadth-first search -------
+
+
+@pytest.mark.parametrize("budget", [0, 30, None])
+def test_reached_far_on_the_real_mirrors_equals_a_plain_search(store, budget):
+    """The link/run dependents ``^`` walks up (``Store.linked_dependents``), from every spec,
+    with the search taking over after one level, a few edges, or the default budget."""
+    upward: dict[int, list] = {}
+    for rank in range(store.n):
+        children, types, _ = store.edges(rank)
+        for child, kind in zip(children.tolist(), types.tolist(), strict=True):
+            upward.setdefault(child, []).append((rank, kind))
+    bits = store.deptype_mask(("link", "run"))
+    indptr, indices = store.linked_dependents
+    for rank in range(store.n):
+        found = walks.reached_far(indptr, indices, [rank], budget)
+        assert set(np.flatnonzero(found).tolist()) == plain(upward, rank, bits)
+    everything = np.arange(store.n)
+    found = walks.reached_far(indptr, indices, everything, budget)
+    want = set().union(*(plain(upward, r, bits) for r in range(store.n)))
+    assert set(np.flatnonzero(found).tolist()) == want
+
+
+def test_reached_far_on_a_deep_dag_equals_a_plain_search():
+    """A chain of 2,000 with branches and cycles among its first nodes: the search takes the
+    walk over after one level, a few, many, or never (walked in numpy to its end)."""
+    rng = random.Random(41)
+    n = 2_600
+    edges = {(i, i + 1): 1 + (i % 3 == 0) * 2 for i in range(1_999)}
+    edges |= {
+        (rng.randrange(n), rng.randrange(2_000, n)): rng.choice((1, 2, 4)) for _ in range(3_000)
+    }
+    edges |= {(rng.randrange(2_000), rng.randrange(2_000)): 2 for _ in range(500)}
+    edges = {k: t for k, t in sorted(edges.items()) if k[0] != k[1]}
+    parents = np.array([a for a, _ in edges])
+    indices = np.array([b for _, b in edges])
+    kinds = np.array(list(edges.values()))
+    children: dict[int, list] = {}
+    for (a, b), t in edges.items():
+        children.setdefault(a, []).append((b, t))
+    for bits in (None, 2, 6):
+        # the table of the edges of those bits only, as Store.linked_dependents is
+        kept = np.ones(len(kinds), bool) if bits is None else (kinds & bits) > 0
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(parents[kept], minlength=n))])
+        for starts in ([0], [1], [500, 1_998], [2_100], list(range(0, n, 97))):
+            want = set().union(*(plain(children, s, bits) for s in starts))
+            for budget in (0, 20, 5_000, None, 10**9):
+                found = walks.reached_far(ptr, indices[kept], starts, budget)
+                assert set(np.flatnonzero(found).tolist()) == want, (starts, bits, budget)
