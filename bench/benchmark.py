@@ -356,7 +356,7 @@ def seeds_start(times: int = 3) -> float:
 class Server:
     """``cachegraph serve`` in a process of its own; ``seconds`` from start to ready."""
 
-    def __init__(self, tree: Path | None, *options: str) -> None:
+    def __init__(self, tree: Path | None, *options: str, ready_limit: float = 600) -> None:
         self.port = free_port()
         env = {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
         command = [sys.executable, "-m", "cachegraph.cli", "serve"]
@@ -365,7 +365,7 @@ class Server:
         self.started = time.perf_counter()
         self.process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         self.peak_together = 0.0  # MB: the server and the process that loads beside it
-        self.seconds = self._wait_ready(self.started)
+        self.seconds = self._wait_ready(self.started, ready_limit)
 
     def _wait_ready(self, started: float, limit: float = 600) -> float:
         async def ready() -> bool:
@@ -384,7 +384,8 @@ class Server:
             if asyncio.run(ready()):
                 return time.perf_counter() - started
             time.sleep(0.02)
-        raise RuntimeError("the server did not become ready")
+        self.process.kill()  # not left loading after the run that waited for it ended
+        raise RuntimeError(f"the server did not become ready in {limit:g} s")
 
     def stop(self) -> None:
         self.process.terminate()
