@@ -78,8 +78,10 @@ def test_a_mirror_seen_with_the_same_index_is_not_worked_out_again(tmp_path):
     from cachegraph.graph.store.example import example_graph
 
     store = example_graph().store
-    mirrors = [Watched("develop/e4s", "develop", "e4s", "h1"), Watched("develop/ml", "develop",
-                                                                          "ml", "")]  # fmt: skip
+    mirrors = [
+        Watched("develop/e4s", "develop", "e4s", "h1"),
+        Watched("develop/ml", "develop", "ml", ""),  # no index known: its specs' hashes
+    ]
     for folder in (tmp_path, None):
         log = ChangeLog(folder)
         assert record_changes(log, store, mirrors, at_start=True) == []  # first seen: kept
