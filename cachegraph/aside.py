@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, load, snapshot
+from cachegraph.graph.memory import released
 from cachegraph.graph.sources.fetch import FetchLimits
 from cachegraph.graph.sources.layouts import fetch_sizes
 
@@ -56,6 +57,9 @@ def load_aside(
             log.warning("the reload's second process failed (exit %s): loading here",
                         done.returncode)  # fmt: skip
             return None
+        # what answers freed meanwhile given back first: a reload holds the old data and
+        # the new store, no more (a few MB at a million specs put it past that)
+        released()
         found = snapshot.read(out, _KEY)
         if isinstance(found, snapshot.Refused):
             log.warning("the reload's second process wrote no usable store (%s): loading here",

@@ -346,7 +346,7 @@ class State:
                 self.last = Outcome(False, time.time(), summary, problems)
                 log.error("%s", summary)
             else:
-                self.graph, self.report = graph, report
+                self.swap(graph, report)
                 await anyio.to_thread.run_sync(self.sources.record_changes, graph, False)
                 self._save_snapshot(key)
                 warm(graph)
@@ -355,6 +355,16 @@ class State:
             del graph
             settle(collect=True)
             return self.last
+
+    def swap(self, graph: CacheGraph, report: LoadReport) -> None:
+        """Serve ``graph`` from now on, and free the old one at once (unless a request still
+        answers from it): before the new one's change records and answers worked out ahead
+        are made, so a reload holds two stores, never two stores and those (at a million
+        specs the old graph outlived them and the rebuild's peak was 7 MB over steady + a
+        store)."""
+        self._sized = (None, {})  # the old graph's counts, and with them the old graph
+        self.graph, self.report = graph, report
+        settle(collect=True)  # its cycles too, out of the frozen generation
 
     async def sized(self, remote: bool = True) -> Outcome | None:
         """Load again with what the load served left for later: the sizes remote v3 mirrors'

@@ -25,7 +25,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from . import files
 from .mirrors import MirrorSource
@@ -67,44 +67,86 @@ def part_key(source: MirrorSource, position: int) -> str:
 
 def kept(source: MirrorSource, key: str) -> Reader | None:
     """The reading of ``source`` kept under ``key`` (``part_key``), or None (none kept, or
-    not usable)."""
+    not usable).
+
+    Unpickled as it is read, its checksum worked out meanwhile and compared at the end (a
+    damaged one is then dropped): the bytes of a part (190 MB for a mirror of 250,000
+    specs) are never held beside what they become."""
     path = part_path(source)
     try:
         with open(path, "rb") as f:
             kept_key, checksum = f.readline().split()
-            data = f.read()
+            if kept_key.decode() != key:
+                return None
+            summed = _Summed(f)
+            try:
+                part = pickle.load(summed)
+            except Exception as exc:  # any unpickling failure: the mirror is read again
+                part, failure = None, exc
+            summed.read()  # anything after the pickle counts too
     except (OSError, ValueError):
         return None
-    if kept_key.decode() != key:
-        return None
-    if hashlib.blake2b(data, digest_size=_DIGEST).hexdigest() != checksum.decode():
+    if summed.hexdigest() != checksum.decode():
         log.warning("the kept reading of %s is damaged: reading it again", source.shown)
         return None
-    try:
-        return pickle.loads(data)
-    except Exception as exc:  # any unpickling failure: the mirror is read again
+    if part is None:
         log.warning("the kept reading of %s cannot be used (%s): reading it again",
-                    source.shown, exc)  # fmt: skip
-        return None
+                    source.shown, failure)  # fmt: skip
+    return part
 
 
 def keep(source: MirrorSource, key: str, reader: Reader) -> None:
     """Write ``reader`` (``source`` alone) beside its copy under ``key`` (``part_key``),
-    whole or not at all (a temporary file renamed over the last)."""
+    whole or not at all (a temporary file renamed over the last).
+
+    Pickled straight to the file, its checksum worked out as it goes and written into the
+    first line last: never the whole pickle in memory beside the rows it is of."""
     path = part_path(source)
-    data = pickle.dumps(reader, protocol=5)
-    checksum = hashlib.blake2b(data, digest_size=_DIGEST).hexdigest()
-    head = f"{key} {checksum}\n"
     handle, temporary = tempfile.mkstemp(prefix=".read-", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as f:
-            f.write(head.encode())
-            f.write(data)
+            head = f"{key} {'0' * 2 * _DIGEST}\n".encode()
+            f.write(head)
+            summed = _Summed(f)
+            pickle.dump(reader, summed, protocol=5)
+            f.seek(0)
+            f.write(f"{key} {summed.hexdigest()}\n".encode())
         os.replace(temporary, path)
     except OSError as exc:
         log.warning("cannot keep the reading of %s: %s", source.shown, exc)
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+
+
+class _Summed:
+    """A file read or written through, its bytes' blake2b checksum worked out as they pass
+    (what ``pickle.load`` and ``pickle.dump`` ask of a file)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f = f
+        self.digest = hashlib.blake2b(digest_size=_DIGEST)
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return self.f.write(data)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.f.read(size)
+        self.digest.update(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        got = self.f.readinto(buffer)
+        self.digest.update(memoryview(buffer)[:got])
+        return got
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.f.readline(size)
+        self.digest.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        return self.digest.hexdigest()
 
 
 def part_path(source: MirrorSource) -> Path:

@@ -94,3 +94,32 @@ def test_logs_sharing_a_folder_read_what_the_others_added_and_dropped(tmp_path):
     with other.shared():
         pass
     assert [e.id for e in other.events] == [3] and told == [1, 2, 3]
+
+
+def test_a_mirror_seen_with_the_same_index_is_not_worked_out_again(tmp_path):
+    # A start on unchanged mirrors compares each one's index with the one it held when last
+    # seen (read alone from its record), and neither recomputes nor rewrites that record.
+    from cachegraph.graph.changes import Watched, record_changes
+    from cachegraph.graph.store.example import example_graph
+
+    store = example_graph().store
+    mirrors = [
+        Watched("develop/e4s", "develop", "e4s", "h1"),
+        Watched("develop/ml", "develop", "ml", ""),  # no index known: its specs' hashes
+    ]
+    for folder in (tmp_path, None):
+        log = ChangeLog(folder)
+        assert record_changes(log, store, mirrors, at_start=True) == []  # first seen: kept
+        assert log.seen_index("develop/e4s") == "h1"
+        assert log.seen_index("develop/nowhere") is None
+        if folder is not None:
+            kept = sorted(folder.rglob("*.npz"))
+            assert len(kept) == 2
+            before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in kept}
+        again = ChangeLog(folder) if folder is not None else log
+        assert record_changes(again, store, mirrors, at_start=True) == []
+        if folder is not None:
+            assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in kept} == before
+        # a new index of the same specs: no event (nothing differs), the new index kept
+        assert record_changes(again, store, [Watched("develop/e4s", "develop", "e4s", "h2")]) == []
+        assert again.seen_index("develop/e4s") == "h2"
