@@ -207,25 +207,20 @@ class ChangeLog:
             stat = self.path.stat()
         except FileNotFoundError:
             return []
+        last = self.events[-1].id if self.events else 0
         if self._file == (stat.st_dev, stat.st_ino):
             if stat.st_size <= self._read_to:
                 return []
-            found = self._lines_from(self._read_to)
+            read = self._lines_from(self._read_to)
         else:  # rewritten (the oldest events dropped): what it holds now is the log
-            last = self.events[-1].id if self.events else 0
             self.events.clear()
             self._sizes.clear()
             self.bytes = 0
-            every = self._lines_from(0)
-            found = [e for e in every if e.id > last]
-            for event in every:
-                self._keep(event, len(event.to_line().encode()))
-            self._trim()
-            return found
-        for event in found:
+            read = self._lines_from(0)
+        for event in read:
             self._keep(event, len(event.to_line().encode()))
         self._trim()
-        return found
+        return [e for e in read if e.id > last]
 
     def _tell(self, event: Change) -> None:
         for listener in list(self._listeners):
