@@ -79,7 +79,7 @@ def reader(definition: GraphQLField, node: FieldNode) -> Read:
             elif is_required_argument(argument):
                 raise _Other  # validation refuses it; graphql-core says why
             elif (default := coerce_default_value(argument)) is not Undefined:
-                parts.append((out, _constant(default)))
+                parts.append((out, _Constant(default)))
     except Exception:  # _Other, or a default graphql-core cannot coerce: it says so each time
         return general
 
@@ -93,8 +93,16 @@ def reader(definition: GraphQLField, node: FieldNode) -> Read:
     return read
 
 
-def _constant(value: Any) -> _Get:
-    return lambda _coerced: value
+class _Constant:
+    """The getter of a value that holds no variable: the same for every answer."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self, _coerced: dict[str, Any]) -> Any:
+        return self.value
 
 
 def _literal(node: ValueNode, type_: GraphQLInputType) -> _Get:
@@ -104,7 +112,7 @@ def _literal(node: ValueNode, type_: GraphQLInputType) -> _Get:
         value = coerce_input_literal(node, type_)
         if value is Undefined:
             raise _Other
-        return _constant(value)
+        return _Constant(value)
     if isinstance(node, VariableNode):
         name, required = node.name.value, is_non_null_type(type_)
 
@@ -136,9 +144,20 @@ def _literal(node: ValueNode, type_: GraphQLInputType) -> _Get:
             elif is_required_input_field(field):
                 raise _Other
             elif (default := coerce_default_value(field)) is not Undefined:
-                parts.append((out, _constant(default)))
+                parts.append((out, _Constant(default)))
         out_type = type_.out_type
-        return lambda coerced: out_type({out: get(coerced) for out, get in parts})
+        # The constant fields (most of a filter's: their defaults) made once, in the type's
+        # order; each answer copies them and fills in the fields holding variables.
+        template = {out: get.value if type(get) is _Constant else None for out, get in parts}
+        varying = [(out, get) for out, get in parts if type(get) is not _Constant]
+
+        def value(coerced: dict[str, Any]) -> Any:
+            found = template.copy()
+            for out, get in varying:
+                found[out] = get(coerced)
+            return out_type(found)
+
+        return value
     raise _Other
 
 

@@ -205,6 +205,8 @@ class SpecSelection:
             wanted -= len(found[-1])
             if not wanted:  # before the next block is tested
                 break
+        if len(found) == 1:  # most pages: no copy
+            return found[0]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     def _blocks(self, hash: str | None) -> Iterator[np.ndarray]:
@@ -226,7 +228,7 @@ class SpecSelection:
         ranks, test, size = self.ranks, self.test, _FIRST_BLOCK
         while start < len(ranks):
             deadline.check()  # a page of a million specs, or a count of them, may take long
-            block = np.asarray(ranks[start : start + size], np.int64)
+            block = np.asarray(ranks[start : start + size])  # int32 from an index: as it is
             start += size
             size = min(size * 4, _LARGEST_BLOCK)
             if test is not None:
@@ -340,7 +342,6 @@ def _ordered(G: CacheGraph, selection: SpecSelection, q: SpecQuery) -> SpecSelec
 
 
 def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
-    store = G.store
     if q.impossible:
         return SpecSelection(G, np.zeros(0, np.int64))
     keys = [
@@ -355,37 +356,37 @@ def _matching(G: CacheGraph, q: SpecQuery) -> SpecSelection:
     keys += [("stack", s, q.tag) for s in q.stacks]
     if q.tag is not None:
         keys.append(("tag", q.tag, None))
-    ranks = {key: _ranks(G, key) for key in keys}  # each index looked up once
-    unknown = [
-        found for key in keys
+    # Counted from the indices' offsets: only the driver's ranks are made (below).
+    counts = [_count(G, key) for key in keys]
+    warnings = [
+        found for key, count in zip(keys, counts, strict=True)
         if not isinstance(key[1], tuple)  # a compiler recorded under two names: loaded
-        and not (key[2] is None and len(ranks[key]))  # some spec has it: known
+        and not (key[2] is None and count)  # some spec has it: known
         and (found := satisfies.unknown_value(G, key[0], key[1])) is not None
     ]  # fmt: skip
+    tests: list[Test] = []
+    candidates: list[satisfies.Candidates] = []
     required = [
         satisfies.requirement(G, q.satisfies) if q.satisfies is not None else None,
         satisfies.runs_on(G, q.runs_on) if q.runs_on is not None else None,
     ]
-    tests: list[Test] = []
-    candidates: list[satisfies.Candidates] = []
-    warnings: list[str] = unknown
     for req in filter(None, required):
         # Its index keys may drive the walk; its tests already check what they say.
-        candidates += [_key_candidates(G, k) for k in req.keys]
+        candidates += [_candidates(_ranks(G, k)) for k in req.keys]
         tests += req.tests
         candidates += req.candidates
         warnings += req.warnings
-    drivers = [(c, None) for c in candidates]
-    drivers += [(_candidates(ranks[k]), k) for k in keys]
-    if not drivers:
+    if not candidates and not keys:
         return SpecSelection(
-            G, np.arange(store.n), _test(G, [], q, tests), q, warnings=tuple(warnings)
+            G, np.arange(G.store.n), _test(G, [], q, tests), q, warnings=tuple(warnings)
         )
-    driver, driver_key = min(drivers, key=lambda d: d[0].count)
+    # The driver: the fewest candidates; on a tie, a requirement's, then the first key's.
+    sizes = [c.count for c in candidates] + counts
+    best = sizes.index(min(sizes))
+    driver_key = keys[best - len(candidates)] if best >= len(candidates) else None
+    driver = candidates[best].ranks() if driver_key is None else _ranks(G, driver_key)
     rest = [k for k in keys if k != driver_key]
-    selection = SpecSelection(
-        G, driver.ranks(), _test(G, rest, q, tests), q, warnings=tuple(warnings)
-    )
+    selection = SpecSelection(G, driver, _test(G, rest, q, tests), q, warnings=tuple(warnings))
     if len(set(q.stacks)) == 2 and q == SpecQuery(stacks=q.stacks, tag=q.tag):
         # Two stacks and nothing else: the count is a precomputed overlap.
         selection._count = pair_counts(G, q.tag)[tuple(sorted(set(q.stacks)))]
@@ -449,8 +450,13 @@ def _ranks(G: CacheGraph, key: tuple) -> np.ndarray:
     return G.store.ranks(*key)
 
 
-def _key_candidates(G: CacheGraph, key: tuple) -> satisfies.Candidates:
-    return _candidates(_ranks(G, key))
+def _count(G: CacheGraph, key: tuple) -> int:
+    """How many specs ``_ranks`` gives for ``key``: a compiler's spellings hold no spec in
+    common (a spec has one compiler)."""
+    kind, value, tag = key
+    if isinstance(value, tuple):
+        return sum(G.store.count(kind, v, tag) for v in value)
+    return G.store.count(kind, value, tag)
 
 
 def _candidates(ranks: np.ndarray) -> satisfies.Candidates:

@@ -85,7 +85,11 @@ class Index:
         return cls(ptr, order)
 
     def ranks(self, code: int) -> np.ndarray:
-        return self.order[self.ptr[code] : self.ptr[code + 1]]
+        # ``item`` gives Python ints: indexing gives NumPy scalars, each an object to make
+        return self.order[self.ptr.item(code) : self.ptr.item(code + 1)]
+
+    def count(self, code: int) -> int:
+        return self.ptr.item(code + 1) - self.ptr.item(code)
 
     def counts(self) -> np.ndarray:
         return np.diff(self.ptr)
@@ -173,13 +177,23 @@ class Store:
     def ranks(self, kind: str, name: str, tag: str | None = None) -> np.ndarray:
         """The ranks, in order, of the specs with this attribute value, variant, tag,
         mirror or stack (in ``tag``, or in any tag); empty when none."""
+        found = self._indexed(kind, name, tag)
+        return _NO_RANKS if found is None else found[0].ranks(found[1])
+
+    def count(self, kind: str, name: str, tag: str | None = None) -> int:
+        """How many specs ``ranks`` gives, without making them."""
+        found = self._indexed(kind, name, tag)
+        return 0 if found is None else found[0].count(found[1])
+
+    def _indexed(self, kind: str, name: str, tag: str | None) -> tuple[Index, int] | None:
+        """The index holding these specs and their code in it; None when there are none."""
         if kind == "stack" and tag is not None:
             stack, in_tag = self.code("stack", name), self.code("tag", tag)
             if stack is None or in_tag is None:
-                return _NO_RANKS
-            return self.index("stack@tag").ranks(in_tag * len(self.strings("stack")) + stack)
+                return None
+            return self.index("stack@tag"), in_tag * len(self.strings("stack")) + stack
         code = self.code(kind, name)
-        return _NO_RANKS if code is None else self.index(kind).ranks(code)
+        return None if code is None else (self.index(kind), code)
 
     def names(self, kind: str) -> list[str]:
         """The values of a kind that some spec has, sorted (``none`` is no compiler)."""
