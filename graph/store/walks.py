@@ -2,7 +2,8 @@
 
 The store holds dependencies as compressed sparse rows (``Store.deps``: a
 spec's children, ``Store.rdeps``: its parents, the link/run ones in a first row
-and the others in a second), each edge with its deptype bits. ``reached`` is
+and the others in a second, specs numbered there by level: ``levels``), each
+edge with its deptype bits. ``reached`` is
 the one walk every question uses -- a spec's DAG, its dependents, the specs
 whose DAG holds a node, a lockfile's closure: gather every neighbour of the
 frontier in one indexing, drop the seen ones, repeat. The dependents of a
@@ -201,8 +202,11 @@ def reached(
     keep = edge_filter(store, deptypes, up)
     if not up:
         return reached_mask(*store.deps, starts, keep, steps)
+    given = starts if isinstance(starts, np.ndarray) else np.fromiter(starts, np.int64)
+    rows = store.up_row[np.asarray(given, np.int64)]  # rdeps numbers specs its own way
     linked = store.deptype_mask(("link", "run"))
     if deptypes is not None and not deptypes & ~linked:  # link/run edges only: the first rows
         indptr, indices = store.linked_dependents
-        return reached_mask(indptr, indices, starts, None if deptypes == linked else keep, steps)
-    return _levels(*store.rdeps, starts, keep, steps, halves=store.n)[0]
+        kept = None if deptypes == linked else keep
+        return store.ranked(reached_mask(indptr, indices, rows, kept, steps))
+    return store.ranked(_levels(*store.rdeps, rows, keep, steps, halves=store.n)[0])

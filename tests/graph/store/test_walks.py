@@ -83,12 +83,12 @@ def test_reached_far_on_the_real_mirrors_equals_a_plain_search(store, budget):
         for child, kind in zip(children.tolist(), types.tolist(), strict=True):
             upward.setdefault(child, []).append((rank, kind))
     bits = store.deptype_mask(("link", "run"))
-    indptr, indices = store.linked_dependents
+    indptr, indices = store.linked_dependents  # numbered by level: up_row, ranked
     for rank in range(store.n):
-        found = walks.reached_far(indptr, indices, [rank], budget)
+        found = store.ranked(walks.reached_far(indptr, indices, store.up_row[[rank]], budget))
         assert set(np.flatnonzero(found).tolist()) == plain(upward, rank, bits)
     everything = np.arange(store.n)
-    found = walks.reached_far(indptr, indices, everything, budget)
+    found = store.ranked(walks.reached_far(indptr, indices, everything, budget))
     want = set().union(*(plain(upward, r, bits) for r in range(store.n)))
     assert set(np.flatnonzero(found).tolist()) == want
 
