@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from cachegraph.graph.store import walks
+from cachegraph.graph.store import levels, walks
 
 from tests.mirrors import load_shared
 
@@ -119,3 +119,63 @@ def test_reached_far_on_a_deep_dag_equals_a_plain_search():
             for budget in (0, 20, 5_000, None, 10**9):
                 found = walks.reached_far(ptr, indices[kept], starts, budget)
                 assert set(np.flatnonzero(found).tolist()) == want, (starts, bits, budget)
+
+
+# -- the dependents' table numbered by level (graph.store.levels) ---------------------------
+
+
+def test_the_dependents_table_puts_every_spec_after_its_link_run_dependencies(store):
+    """``rdeps`` numbers specs by level: each link/run parent after its child, the two
+    numberings each other's inverse, and a spec's parents (``in_edges``) the edges naming
+    it as a child (``edges``), read back in ranks."""
+    assert sorted(store.up_rank.tolist()) == list(range(store.n))
+    assert (store.up_rank[store.up_row] == np.arange(store.n)).all()
+    bits = store.deptype_mask(("link", "run"))
+    want: dict[int, list] = {}
+    linked = 0
+    for rank in range(store.n):
+        children, types, virtuals = store.edges(rank)
+        for child, kind, virtual in zip(children.tolist(), types.tolist(), virtuals.tolist(),
+                                        strict=True):  # fmt: skip
+            want.setdefault(child, []).append((rank, kind, virtual))
+            if kind & bits:
+                linked += 1
+                assert store.up_row[rank] > store.up_row[child]
+    assert linked, "the shared mirrors hold link/run edges"
+    for rank in range(store.n):
+        parents, types, virtuals = store.in_edges(rank)
+        got = list(zip(parents.tolist(), types.tolist(), virtuals.tolist(), strict=True))
+        assert got == sorted(want.get(rank, []))
+
+
+def test_upward_order_on_a_random_graph_with_cycles():
+    """Every spec once; a spec off every cycle after all its dependencies, by longest path
+    then rank; the specs on or above a cycle last, by rank."""
+    rng = random.Random(9)
+    n = 3_000
+    edges = {(rng.randrange(n), rng.randrange(n)) for _ in range(9_000)}  # (child, parent)
+    edges = {(c, p) for c, p in edges if c < p}  # a DAG...
+    edges |= {(2_900, 2_950), (2_950, 2_900), (2_950, 2_990)}  # ...but for a cycle near the top
+    child = np.array([c for c, _ in edges])
+    parent = np.array([p for _, p in edges])
+    order = levels.upward_order(child, parent, n).tolist()
+    assert sorted(order) == list(range(n))
+    below: dict[int, set] = {}
+    for c, p in edges:
+        below.setdefault(p, set()).add(c)
+    level: dict[int, int | None] = {}
+
+    def depth(spec: int, seen: frozenset = frozenset()) -> int | None:
+        if spec in seen:
+            return None
+        if spec not in level:
+            found = [depth(c, seen | {spec}) for c in below.get(spec, ())]
+            level[spec] = None if None in found else max(found, default=-1) + 1
+        return level[spec]
+
+    for spec in range(n):
+        depth(spec)
+    cycled = sorted(s for s in range(n) if level[s] is None)
+    assert {2_900, 2_950, 2_990} <= set(cycled)
+    ordered = sorted((level[s], s) for s in range(n) if level[s] is not None)
+    assert order == [s for _, s in ordered] + cycled
