@@ -771,7 +771,7 @@ class _Finisher:
         # up, one table of its own with no copy), then one of its other parents (n..2n-1);
         # specs numbered there by level (``levels``), so that a walk up reads nearby rows.
         linked = (types & (DEPTYPE_BITS["link"] | DEPTYPE_BITS["run"])) > 0
-        order = levels.upward_order(child[linked], parent[linked], spec_count)
+        order, levelled = levels.upward_order(child[linked], parent[linked], spec_count)
         at = levels.inverse(order)
         row = at[child].astype(np.int64) + np.where(linked, 0, spec_count)
         up = at[parent]
@@ -780,6 +780,7 @@ class _Finisher:
         a["rdeps.parent"] = up[back]
         a["rdeps.edge"] = back.astype(np.int64)
         a["rdeps.order"] = order.astype(np.int32)
+        a["rdeps.levelled"] = np.array([levelled], np.int64)
 
     def _merged_edges(self, spec_count: int) -> tuple[np.ndarray, ...]:
         """(parent, child, deptype bits, virtual set) of each edge, by parent then child;

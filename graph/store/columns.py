@@ -141,6 +141,8 @@ class Store:
         self.rdep_edge: np.ndarray = arrays["rdeps.edge"]
         self.up_rank: np.ndarray = arrays["rdeps.order"]
         self.up_row: np.ndarray = levels.inverse(self.up_rank)  # rank -> its number there
+        #: the rows below this one are numbered by level: each link/run edge leads up from them
+        self.up_levelled = int(arrays["rdeps.levelled"][0])
         self._strings: dict[str, Strings] = {}
         self._sets: dict[str, Sets] = {}
         self._index: dict[str, Index] = {}

@@ -15,17 +15,20 @@ import numpy as np
 from .tables import distinct
 
 
-def upward_order(child: np.ndarray, parent: np.ndarray, n: int) -> np.ndarray:
-    """The ranks of ``n`` specs by level, then rank, given their link/run edges
-    (``child[i]`` a dependency of ``parent[i]``): level 0 has no such dependency, a spec's
-    level is one more than its highest dependency's. Specs on a cycle (bad data) and those
-    above one come last, by rank.
+def upward_order(child: np.ndarray, parent: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """(the ranks of ``n`` specs by level, then rank; how many have a level), given their
+    link/run edges (``child[i]`` a dependency of ``parent[i]``): level 0 has no such
+    dependency, a spec's level is one more than its highest dependency's. Specs on a cycle
+    (bad data) and those above one have none: they come last, by rank. So every edge from
+    one of the first specs leads to a later one.
 
     >>> # 3 depends on 0 and 2, 2 on 1; 4 stands alone
-    >>> upward_order(np.array([0, 2, 1]), np.array([3, 3, 2]), 5).tolist()
-    [0, 1, 4, 2, 3]
-    >>> upward_order(np.array([0, 1, 2]), np.array([1, 0, 1]), 3).tolist()  # 0 ⇄ 1 ← 2
-    [2, 0, 1]
+    >>> order, levelled = upward_order(np.array([0, 2, 1]), np.array([3, 3, 2]), 5)
+    >>> order.tolist(), levelled
+    ([0, 1, 4, 2, 3], 5)
+    >>> order, levelled = upward_order(np.array([0, 1, 2]), np.array([1, 0, 1]), 3)  # 0 ⇄ 1 ← 2
+    >>> order.tolist(), levelled
+    ([2, 0, 1], 1)
     """
     child, parent = np.asarray(child, np.int64), np.asarray(parent, np.int64)
     by_child = np.argsort(child, kind="stable")
@@ -33,7 +36,7 @@ def upward_order(child: np.ndarray, parent: np.ndarray, n: int) -> np.ndarray:
     np.cumsum(np.bincount(child, minlength=n), out=ptr[1:])
     parents = parent[by_child]
     waiting = np.bincount(parent, minlength=n)  # dependencies not yet given a level
-    level = np.full(n, np.iinfo(np.int64).max)
+    level = np.full(n, np.iinfo(np.int64).max)  # none yet
     frontier, step = np.flatnonzero(waiting == 0), 0
     while frontier.size:  # Kahn's, a level at a time
         level[frontier] = step
@@ -43,7 +46,8 @@ def upward_order(child: np.ndarray, parent: np.ndarray, n: int) -> np.ndarray:
         np.subtract.at(waiting, above, 1)
         above = distinct(above)
         frontier, step = above[waiting[above] == 0], step + 1
-    return np.argsort(level, kind="stable")
+    none = np.iinfo(np.int64).max
+    return np.argsort(level, kind="stable"), int(np.count_nonzero(level != none))
 
 
 def inverse(order: np.ndarray) -> np.ndarray:
