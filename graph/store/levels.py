@@ -30,11 +30,11 @@ def upward_order(child: np.ndarray, parent: np.ndarray, n: int) -> tuple[np.ndar
     >>> order.tolist(), levelled
     ([2, 0, 1], 1)
     """
-    child, parent = np.asarray(child, np.int64), np.asarray(parent, np.int64)
-    by_child = np.argsort(child, kind="stable")
+    # ranks as given (int32 at the store's finish: this runs beside its other columns)
+    child, parent = np.asarray(child), np.asarray(parent)
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(child, minlength=n), out=ptr[1:])
-    parents = parent[by_child]
+    parents = parent[np.argsort(child, kind="stable")]
     waiting = np.bincount(parent, minlength=n)  # dependencies not yet given a level
     level = np.full(n, np.iinfo(np.int64).max)  # none yet
     frontier, step = np.flatnonzero(waiting == 0), 0
