@@ -34,7 +34,7 @@ def upward_order(child: np.ndarray, parent: np.ndarray, n: int) -> tuple[np.ndar
     child, parent = np.asarray(child), np.asarray(parent)
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(child, minlength=n), out=ptr[1:])
-    parents = parent[np.argsort(child, kind="stable")]
+    parents = parent[np.argsort(child)]  # a child's parents in any order
     waiting = np.bincount(parent, minlength=n)  # dependencies not yet given a level
     level = np.full(n, np.iinfo(np.int64).max)  # none yet
     frontier, step = np.flatnonzero(waiting == 0), 0
