@@ -257,6 +257,8 @@ def _packages_next_to(G: CacheGraph, name: str, up: bool) -> list[str]:
     indptr, indices = store.rdeps if up else store.deps
     rows = store.dependent_rows(ranks) if up else np.asarray(ranks, np.int64)
     _, found = walks.neighbours(indptr, indices, rows)
+    if up:  # rdeps numbers specs by level
+        found = store.up_rank[found]
     names = store.strings("package").values
     return [n for c in distinct(store.codes["package"][found]).tolist() if (n := names[c]) != name]
 

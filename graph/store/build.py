@@ -23,6 +23,7 @@ import numpy as np
 
 from ..attributes import COMPARED
 from ..spack.names import NO_COMPILER, version_key
+from . import levels
 from .columns import ATTRS, DEPTYPE_BITS, STRINGS, Index, Store, explode
 from .records import MirrorInfo
 from .tables import Sets, Strings, dense, distinct, recode, set_codes
@@ -767,13 +768,24 @@ class _Finisher:
         a["deps.types"] = types
         a["deps.virtuals"] = recode(edge_virtuals, virtuals[1])
         # Reversed: a row per child, its link and run parents (rows 0..n-1: what '^' walks
-        # up, one table of its own with no copy), then one of its other parents (n..2n-1).
+        # up, one table of its own with no copy), then one of its other parents (n..2n-1);
+        # specs numbered there by level (``levels``), so that a walk up reads nearby rows.
         linked = (types & (DEPTYPE_BITS["link"] | DEPTYPE_BITS["run"])) > 0
-        row = child + np.where(linked, 0, spec_count)
-        back = np.argsort(row * max(spec_count, 1) + parent)
+        ends = [e[linked].astype(np.int32) for e in (child, parent)]
+        order, levelled = levels.upward_order(*ends, spec_count)
+        del ends
+        at = levels.inverse(order)
+        row = at[child].astype(np.int64)
+        row[~linked] += spec_count
+        key = row * max(spec_count, 1)  # in place: at 1M, 90 MB an array of edges
+        key += at[parent]
+        back = np.argsort(key)
+        del key
         a["rdeps.ptr"] = _ptr(row[back], 2 * spec_count)
-        a["rdeps.parent"] = parent[back].astype(np.int32)
+        a["rdeps.parent"] = at[parent[back]]
         a["rdeps.edge"] = back.astype(np.int64)
+        a["rdeps.order"] = order.astype(np.int32)
+        a["rdeps.levelled"] = np.array([levelled], np.int64)
 
     def _merged_edges(self, spec_count: int) -> tuple[np.ndarray, ...]:
         """(parent, child, deptype bits, virtual set) of each edge, by parent then child;

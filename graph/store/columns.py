@@ -29,6 +29,7 @@ import numpy as np
 
 from ..attributes import SINGLE
 from ..spack.names import NO_COMPILER
+from . import levels
 from .records import MirrorInfo, SpecRecord
 from .tables import Sets, Strings
 
@@ -138,9 +139,14 @@ class Store:
         self.dep_types: np.ndarray = arrays["deps.types"]
         self.dep_virtuals: np.ndarray = arrays["deps.virtuals"]
         # a row per child: its link and run parents (rows 0..n-1), then its others (n..2n-1);
-        # ``dependent_rows`` gives both of a spec's rows
+        # specs numbered there by level (``levels``: row i, parent i is rank up_rank[i]);
+        # ``dependent_rows`` gives both of a spec's rows, ``ranked`` a walk's mask by rank
         self.rdeps = (arrays["rdeps.ptr"], arrays["rdeps.parent"])
         self.rdep_edge: np.ndarray = arrays["rdeps.edge"]
+        self.up_rank: np.ndarray = arrays["rdeps.order"]
+        self.up_row: np.ndarray = levels.inverse(self.up_rank)  # rank -> its number there
+        #: the rows below this one are numbered by level: each link/run edge leads up from them
+        self.up_levelled = int(arrays["rdeps.levelled"][0])
         self._strings: dict[str, Strings] = {}
         self._sets: dict[str, Sets] = {}
         self._index: dict[str, Index] = {}
@@ -426,26 +432,42 @@ class Store:
     def in_edges(self, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(parent ranks, in order; deptype bits, virtual set codes) of the edges into a spec."""
         ptr, parent = self.rdeps
-        other = rank + self.n
-        at = np.r_[ptr[rank] : ptr[rank + 1], ptr[other] : ptr[other + 1]]
-        at = at[np.argsort(parent[at], kind="stable")]
-        edges = self.rdep_edge[at]
-        return parent[at], self.dep_types[edges], self.dep_virtuals[edges]
+        row = int(self.up_row[rank])
+        other = row + self.n
+        at = np.r_[ptr[row] : ptr[row + 1], ptr[other] : ptr[other + 1]]
+        ranks = self.up_rank[parent[at]]
+        order = np.argsort(ranks, kind="stable")
+        edges = self.rdep_edge[at[order]]
+        return ranks[order], self.dep_types[edges], self.dep_virtuals[edges]
 
     def dependent_rows(self, ranks: np.ndarray) -> np.ndarray:
         """The rows of ``rdeps`` holding these specs' parents: the link/run row and the other.
 
         >>> from cachegraph.graph.store.example import example_graph
-        >>> example_graph().store.dependent_rows(np.array([0, 2])).tolist()
-        [0, 2, 5, 7]
+        >>> store = example_graph().store  # the hdf5 specs (ranks 1, 2) after what they link
+        >>> store.up_row.tolist(), store.dependent_rows(np.array([0, 2])).tolist()
+        ([0, 3, 4, 1, 2], [0, 4, 5, 9])
         """
-        ranks = np.asarray(ranks, np.int64)
-        return np.concatenate([ranks, ranks + self.n])
+        rows = self.up_row[np.asarray(ranks, np.int64)].astype(np.int64)
+        return np.concatenate([rows, rows + self.n])
+
+    def ranked(self, mask: np.ndarray) -> np.ndarray:
+        """A mask over ``rdeps``'s numbering (a walk up) as a mask over ranks.
+
+        >>> from cachegraph.graph.store.example import example_graph
+        >>> store = example_graph().store
+        >>> mask = np.zeros(store.n, bool)
+        >>> mask[store.up_row[[1, 3]]] = True
+        >>> np.flatnonzero(store.ranked(mask)).tolist()
+        [1, 3]
+        """
+        return mask[self.up_row]
 
     @property
     def linked_dependents(self) -> tuple[np.ndarray, np.ndarray]:
         """(row pointers, parents) of the link and run edges only, by child: the first half of
-        ``rdeps``'s rows, a table of its own (what ``^`` walks up)."""
+        ``rdeps``'s rows, a table of its own (what ``^`` walks up), numbered as ``rdeps``
+        (``up_row``, ``ranked``)."""
         ptr, parent = self.rdeps
         return ptr[: self.n + 1], parent[: ptr[self.n]]
 

@@ -559,7 +559,8 @@ def holding(G: CacheGraph, node: Node) -> Holders:
     types = store.dep_types[edges]
     starts = distinct(parents[(types & store.deptype_mask(("link", "run"))) > 0])
     indptr, indices = store.linked_dependents
-    mask = walks.reached_far(indptr, indices, starts)
+    found = walks.reached_far(indptr, indices, store.up_row[starts], levelled=store.up_levelled)
+    mask = store.ranked(found)
     mask[starts] = True
     mask[parents[(types & store.deptype_mask(("build",))) > 0]] = True
     return Holders(mask, int(np.count_nonzero(mask)))

@@ -2,7 +2,8 @@
 
 The store holds dependencies as compressed sparse rows (``Store.deps``: a
 spec's children, ``Store.rdeps``: its parents, the link/run ones in a first row
-and the others in a second), each edge with its deptype bits. ``reached`` is
+and the others in a second, specs numbered there by level: ``levels``), each
+edge with its deptype bits. ``reached`` is
 the one walk every question uses -- a spec's DAG, its dependents, the specs
 whose DAG holds a node, a lockfile's closure: gather every neighbour of the
 frontier in one indexing, drop the seen ones, repeat. The dependents of a
@@ -115,11 +116,14 @@ def reached_far(
     indices: np.ndarray,
     starts: Iterable[int] | np.ndarray,
     budget: float | None = None,
+    levelled: int = 0,
 ) -> np.ndarray:
     """``reached_mask(indptr, indices, starts)``, at a cost that follows the edges reached
     rather than the levels: in numpy while the walk is small (``budget`` edges, by default
     ``NUMPY_SHARE`` of the table's; one level at least), then one breadth-first search in C
-    from the rows the last level found.
+    from the rows the last level found. When every edge from a row below ``levelled``
+    leads to a higher row (``Store.rdeps``, numbered by level), the rows below the lowest
+    the search starts from are not copied for it: it cannot reach them.
 
     A walk of the dependents ``^`` asks for reaches a third of a million specs at 1M, through
     80-320 levels; each level costs a dozen numpy calls over its edges (27-43 ns an edge).
@@ -137,6 +141,11 @@ def reached_far(
     >>> indptr, indices = np.array([0, 1, 2, 2]), np.array([1, 2])  # 0→1→2
     >>> np.flatnonzero(reached_far(indptr, indices, [0], budget=0)).tolist()
     [1, 2]
+    >>> np.flatnonzero(reached_far(indptr, indices, [0], budget=0, levelled=3)).tolist()
+    [1, 2]
+    >>> indptr, indices = np.array([0, 1, 2, 3, 4]), np.array([1, 3, 2, 2])  # 0→1→3⇄2
+    >>> np.flatnonzero(reached_far(indptr, indices, [1], budget=0, levelled=2)).tolist()
+    [2, 3]
     """
     if budget is None:
         budget = len(indices) * NUMPY_SHARE
@@ -149,24 +158,32 @@ def reached_far(
         seen[frontier] = True
         return seen
     deadline.check()
-    seen[_searched(indptr, indices, frontier)] = True
+    low = min(int(frontier.min()), levelled)
+    seen[_searched(indptr, indices, frontier, low)] = True
     return seen
 
 
-def _searched(indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray) -> np.ndarray:
+def _searched(
+    indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray, low: int = 0
+) -> np.ndarray:
     """The rows reached from ``sources`` (themselves included) through the table's edges, by
-    one breadth-first search from a row added after the others."""
+    one breadth-first search from a row added after the others; the rows below ``low``,
+    which the search cannot reach, left empty (their edges not copied)."""
     # Imported here: scipy's graph module takes 0.1-0.2 s to import, which only a walk that
     # goes deep needs, not the server's start.
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import breadth_first_order
 
-    n, edges = len(indptr) - 1, len(indices)
+    # A fresh table of 9M edges costs more in page faults than in copying (20-35 ms at 1M
+    # on a busy machine): the rows a walk up cannot reach, about half, are left out.
+    n, first = len(indptr) - 1, int(indptr[low])
+    edges = len(indices) - first
     table = np.empty(edges + len(sources), _INDEX)
-    table[:edges] = indices
+    table[:edges] = indices[first:]
     table[edges:] = sources
     rows = np.empty(n + 2, _INDEX)
-    rows[: n + 1] = indptr
+    rows[:low] = 0
+    np.subtract(indptr[low:], first, out=rows[low : n + 1], casting="unsafe")
     rows[n + 1] = len(table)
     # the search reads rows and columns only: a weight of one for every edge, never stored
     weights = np.broadcast_to(np.float64(1), table.shape)
@@ -201,8 +218,11 @@ def reached(
     keep = edge_filter(store, deptypes, up)
     if not up:
         return reached_mask(*store.deps, starts, keep, steps)
+    given = starts if isinstance(starts, np.ndarray) else np.fromiter(starts, np.int64)
+    rows = store.up_row[np.asarray(given, np.int64)]  # rdeps numbers specs its own way
     linked = store.deptype_mask(("link", "run"))
     if deptypes is not None and not deptypes & ~linked:  # link/run edges only: the first rows
         indptr, indices = store.linked_dependents
-        return reached_mask(indptr, indices, starts, None if deptypes == linked else keep, steps)
-    return _levels(*store.rdeps, starts, keep, steps, halves=store.n)[0]
+        kept = None if deptypes == linked else keep
+        return store.ranked(reached_mask(indptr, indices, rows, kept, steps))
+    return store.ranked(_levels(*store.rdeps, rows, keep, steps, halves=store.n)[0])
