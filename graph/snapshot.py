@@ -1,26 +1,31 @@
-"""A snapshot is the store's arrays in one file, read back and verified at restart.
+"""A snapshot is the store's arrays in one file, mapped into memory at restart and verified.
 
 The file is a header line, the length and checksum of a JSON description (each
 array's name, type, shape, offset, size in bytes and checksum; the file's whole
 size; the mirrors; the load report; the fingerprint of the sources it was built
-from, ``files.fingerprint``), then each array's bytes, aligned. A restart reads
-the whole file into this process's memory and checks every part before serving
-it: a file truncated, cut short or with a flipped byte is refused (``Refused``
-says which check failed), as is one whose fingerprint differs from the sources
-of the moment or written by another format version; the server then loads the
-data in full and writes a new snapshot.
+from, ``files.fingerprint``), then each array's bytes, aligned. A restart maps the
+file read-only (the store's arrays are read-only views of the mapping) and checks
+every part before serving it: a file truncated, cut short or with a flipped byte is
+refused (``Refused`` says which check failed), as is one whose fingerprint differs
+from the sources of the moment or written by another format version; the server then
+loads the data in full and writes a new snapshot.
 
-Why read it in, not map it: a mapped file is still the file, so another process
-truncating it killed the server with SIGBUS at its next query, and one rewriting
-it changed the answers. Measured at 100,000 page records (an 18 MB snapshot)
-and a million (182 MB), docs/benchmarks.md: reading and checking every part
-takes 20 ms / 141 ms; mapping the file and checking it 13 / 127 ms (unsafe);
-copying it to a memfd and mapping that 22 / 206 ms; to an unlinked file beside
-it 19 / 181 ms (and writes it to disk each restart). The checks touch every
-page, so each way holds the whole file resident (17 / 173 MB): read in, it is
-anonymous memory, the same a full load holds, which the server needs room for
-anyway (any changed source means one). It is written beside the target and
-renamed over it, so a reader never sees half a file.
+Why mapped, and how it is made safe. A mapping is the file: another process
+truncating it killed the server with SIGBUS at its next query, and one rewriting it
+changed the answers. So it was read in instead, into memory only this process
+writes; at a million mirror specs (a 591 MB snapshot) that copy from the page cache
+into fresh pages was 0.9-1.8 s of a 3.3 s restart (docs/benchmarks.md). Mapped, the
+file is held by a Linux read lease (``graph.mapped``): a process that opens it to
+write or truncates it waits (or, asking not to wait, is refused once) until this one
+has copied the mapping's bytes into memory of its own at the same address, so what
+was checked is what is served, whatever happens to the file after. This process
+never writes into a snapshot: it writes a new one beside the target and renames it
+over (a reader never sees half a file, and a mapped one is another file from then
+on). Where no lease can be had (a file open for writing elsewhere, a file system
+without leases, leases turned off, not Linux) the file is read in and checked as
+before. The checks touch every page, so either way the whole file is resident: mapped,
+as file pages shared with the page cache (and with a second server on the same
+snapshot), not copied. The checksum is xxh3 (see ``_DIGEST_BYTES``).
 """
 
 from __future__ import annotations
