@@ -78,9 +78,8 @@ class Lease:
                 whole = None
                 mapping.close()
                 return None
-            fd = self.fd
             self.region = (
-                weakref.ref(mapping, lambda _: _keeper.forget(fd)),
+                weakref.ref(mapping, lambda _, held=self: _keeper.forget(held)),
                 whole.ctypes.data,
                 size,
             )
@@ -89,7 +88,7 @@ class Lease:
     def release(self) -> None:
         """Let go of the lease unless a mapping holds it now."""
         if self.region is None:
-            _keeper.forget(self.fd)
+            _keeper.forget(self)
 
 
 def lease(fd: int) -> Lease | None:
@@ -111,7 +110,7 @@ def lease(fd: int) -> Lease | None:
         _keeper.held[own] = held
     owner = _Owner(_F_OWNER_TID, _keeper.tid)
     if _libc.fcntl(own, _F_SETOWN_EX, ctypes.byref(owner)) != 0:
-        _keeper.forget(own)
+        _keeper.forget(held)
         return None
     _keeper.check()  # a break in the moment before the signal was ours
     return None if held.broken else held
@@ -151,10 +150,10 @@ class _Keeper:
     def check(self) -> None:
         """Copy out every mapping whose lease is being broken, and let go of those."""
         for held in list(self.held.values()):
-            try:
+            with self.lock:  # its descriptor open while asked (a closed one's number is reused)
+                if held.done:
+                    continue
                 state = fcntl.fcntl(held.fd, _F_GETLEASE)
-            except OSError:
-                continue  # let go of meanwhile
             if state != fcntl.F_RDLCK:
                 self._give_up(held)
 
@@ -170,22 +169,24 @@ class _Keeper:
                 try:
                     _copy_out(region[1], region[2])
                 finally:
-                    self.forget(held.fd)
+                    self.forget(held)
                 log.warning("a snapshot being served was opened to be written or truncated "
                             "by another process: its %s bytes copied into memory first",
                             f"{region[2]:,}")  # fmt: skip
-            self.forget(held.fd)
+            self.forget(held)
         del mapping  # outside the lock: its weak reference's callback takes it
 
-    def forget(self, fd: int) -> None:
+    def forget(self, held: Lease) -> None:
+        """Let go of ``held``'s lease and close its descriptor (once)."""
         with self.lock:
-            held = self.held.pop(fd, None)
-            if held is None or held.done:
+            if held.done:
                 return
             held.done = True
+            if self.held.get(held.fd) is held:
+                del self.held[held.fd]
             with contextlib.suppress(OSError):
-                fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
-            os.close(fd)
+                fcntl.fcntl(held.fd, _F_SETLEASE, fcntl.F_UNLCK)
+            os.close(held.fd)
 
 
 def _copy_out(address: int, size: int) -> None:

@@ -120,3 +120,15 @@ def test_a_snapshot_written_over_a_mapped_one_leaves_it_served(saved, tmp_path):
         "written from other sources (a data file changed since)", damaged=False
     )
     assert snapshot.load(path, "another key") is not None
+
+
+def test_only_the_snapshot_changed_is_copied_out(saved, tmp_path):
+    path, key, answer = saved
+    other = tmp_path / "other"
+    other.write_bytes(path.read_bytes())
+    first, _ = snapshot.load(path, key)
+    second, _ = snapshot.load(other, key)
+    assert mapped_here(path) and mapped_here(other)
+    changed_by_another_process(["truncate", "-s", "0", str(other)])
+    assert mapped_here(path) and not mapped_here(other)
+    assert execute(first, QUESTION) == execute(second, QUESTION) == answer
