@@ -5,7 +5,7 @@ A load is Python work that holds the interpreter's lock: built in the server's o
 (a thread), a reload at 250,000 specs took the event loop's turns for seconds, and every
 answer meanwhile waited behind it. Built aside, the server answers at its idle speed while
 the new data is made, then reads the finished store (``graph.snapshot``: its arrays
-read into memory and checked, a tenth of a second at a million page records) and swaps it
+mapped and checked, a tenth of a second at a million page records) and swaps it
 in. The second process is a plain ``python -c`` (as ``graph.sources.parallel``'s helper),
 in a session of its own, and ends with the server.
 """

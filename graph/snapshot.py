@@ -1,31 +1,35 @@
-"""A snapshot is the store's arrays in one file, read back and verified at restart.
+"""A snapshot is the store's arrays in one file, mapped into memory at restart and verified.
 
 The file is a header line, the length and checksum of a JSON description (each
 array's name, type, shape, offset, size in bytes and checksum; the file's whole
 size; the mirrors; the load report; the fingerprint of the sources it was built
-from, ``files.fingerprint``), then each array's bytes, aligned. A restart reads
-the whole file into this process's memory and checks every part before serving
-it: a file truncated, cut short or with a flipped byte is refused (``Refused``
-says which check failed), as is one whose fingerprint differs from the sources
-of the moment or written by another format version; the server then loads the
-data in full and writes a new snapshot.
+from, ``files.fingerprint``), then each array's bytes, aligned. A restart maps the
+file read-only (the store's arrays are read-only views of the mapping) and checks
+every part before serving it: a file truncated, cut short or with a flipped byte is
+refused (``Refused`` says which check failed), as is one whose fingerprint differs
+from the sources of the moment or written by another format version; the server then
+loads the data in full and writes a new snapshot.
 
-Why read it in, not map it: a mapped file is still the file, so another process
-truncating it killed the server with SIGBUS at its next query, and one rewriting
-it changed the answers. Measured at 100,000 page records (an 18 MB snapshot)
-and a million (182 MB), docs/benchmarks.md: reading and checking every part
-takes 20 ms / 141 ms; mapping the file and checking it 13 / 127 ms (unsafe);
-copying it to a memfd and mapping that 22 / 206 ms; to an unlinked file beside
-it 19 / 181 ms (and writes it to disk each restart). The checks touch every
-page, so each way holds the whole file resident (17 / 173 MB): read in, it is
-anonymous memory, the same a full load holds, which the server needs room for
-anyway (any changed source means one). It is written beside the target and
-renamed over it, so a reader never sees half a file.
+Why mapped, and how it is made safe. A mapping is the file: another process
+truncating it killed the server with SIGBUS at its next query, and one rewriting it
+changed the answers. So it was read in instead, into memory only this process
+writes; at a million mirror specs (a 591 MB snapshot) that copy from the page cache
+into fresh pages was 0.9-1.8 s of a 3.3 s restart (docs/benchmarks.md). Mapped, the
+file is held by a Linux read lease (``graph.mapped``): a process that opens it to
+write or truncates it waits (or, asking not to wait, is refused once) until this one
+has copied the mapping's bytes into memory of its own at the same address, so what
+was checked is what is served, whatever happens to the file after. This process
+never writes into a snapshot: it writes a new one beside the target and renames it
+over (a reader never sees half a file, and a mapped one is another file from then
+on). Where no lease can be had (a file open for writing elsewhere, a file system
+without leases, leases turned off, not Linux) the file is read in and checked as
+before. The checks touch every page, so either way the whole file is resident: mapped,
+as file pages shared with the page cache (and with a second server on the same
+snapshot), not copied. The checksum is xxh3 (see ``_DIGEST_BYTES``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -35,7 +39,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import xxhash
 
+from . import mapped
 from .sources import files, source
 from .sources.loader import sources_of
 from .sources.mirrors import MirrorSource
@@ -48,10 +54,12 @@ from .store.view import CacheGraph
 FORMAT = 9
 _MAGIC = b"cachegraph-snapshot"
 _ALIGN = 64
-#: bytes of a part's blake2b checksum: the hash the ETag's data version uses
-#: (``cachegraph.execution.validators.graph_digest``), 1.4 GB/s here: 127 ms at a million
-#: specs; zlib's crc32 is 7 GB/s but 32 bits, sha256 2 GB/s only with the CPU's SHA
-#: instructions.
+#: bytes of a part's checksum: xxh3's 128 bits (the ``xxhash`` package), 6-18 GB/s here where
+#: blake2b (the ETag's data version's hash) is 1.4 GB/s. Every part is checked at each
+#: restart, so the hash is most of a mapped restart's cost: 591 MB at a million mirror
+#: specs hashed in 0.23 s by xxh3 and 4.3 s by blake2b on one busy core (load ~9). A
+#: checksum here finds damage, not an attacker: one who can write the file can write the
+#: checksum beside it.
 _DIGEST_BYTES = 16
 
 
@@ -84,12 +92,12 @@ def _labels() -> list[str]:
 
 
 def checksum(data) -> str:
-    """The hex checksum of a part's bytes.
+    """The hex checksum of a part's bytes (xxh3, 128 bits).
 
     >>> checksum(b"")
-    'cae66941d9efbd404e4d88758ea67670'
+    '99aa06d3014798d86001c324468d497f'
     """
-    return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).hexdigest()
+    return xxhash.xxh3_128_hexdigest(data)
 
 
 def save(path: str | os.PathLike, graph: CacheGraph, report: LoadReport, key: str) -> None:
@@ -148,14 +156,20 @@ def load(
 def read(
     path: str | os.PathLike, key: str | files.Fingerprint
 ) -> tuple[CacheGraph, LoadReport] | Refused:
-    """The graph and report saved at ``path``, read into memory and verified, or why not.
+    """The graph and report saved at ``path``, mapped (or read) into memory and verified, or
+    why not.
 
     Given a ``Fingerprint`` still being worked out, the snapshot is read meanwhile and
     compared with it at the end.
     """
     try:
         with open(path, "rb") as f:
-            found = _read_open(f, key)
+            held = mapped.lease(f.fileno())  # first: what is checked is what is served
+            try:
+                found = _read_open(f, key, held)
+            finally:
+                if held is not None:
+                    held.release()
     except FileNotFoundError:
         return Refused("no such file (none written yet)", damaged=False)
     except OSError as exc:
@@ -167,7 +181,7 @@ def read(
     return found[0], found[1]
 
 
-def _read_open(f, key: str | files.Fingerprint):
+def _read_open(f, key: str | files.Fingerprint, held: mapped.Lease | None):
     line = f.readline(len(_header()))
     if line != _header():
         if line.startswith(_MAGIC + b" ") and line.endswith(b"\n"):
@@ -190,10 +204,8 @@ def _read_open(f, key: str | files.Fingerprint):
         if isinstance(key, str) and meta["key"] != key:
             return Refused("written from other sources (a data file changed since)", False)
         start = _aligned(len(_header()) + 8 + _DIGEST_BYTES + length)
-        # Read in whole, into memory only this process writes (see the top).
-        whole = np.empty(size, np.uint8)
-        f.seek(0)
-        sums = _read_summed(f, whole, [(start + d[3], d[4]) for d in described])
+        parts = [(start + d[3], d[4]) for d in described]
+        whole, sums = _contents(f, held, size, parts)
         if sums is None:
             actual = os.fstat(f.fileno()).st_size
             return Refused(f"truncated or grown: {actual:,} bytes where the header says {size:,}")
@@ -218,18 +230,50 @@ def _read_open(f, key: str | files.Fingerprint):
     return graph, report, meta["key"]
 
 
+def _contents(
+    f, held: mapped.Lease | None, size: int, parts: list[tuple[int, int]]
+) -> tuple[np.ndarray, list[str] | None]:
+    """The file's ``size`` bytes, mapped where it is leased (``graph.mapped``: see the top),
+    else read into memory, and the checksum of each part (offset, bytes) within them; None
+    for the checksums when the file is not ``size`` bytes long."""
+    if held is not None:
+        if os.fstat(f.fileno()).st_size != size:  # leased: it stays this size
+            return np.empty(0, np.uint8), None
+        whole = held.map(size)
+        if whole is not None:
+            return whole, _summed(whole, parts)
+    # Read in whole, into memory only this process writes.
+    whole = np.empty(size, np.uint8)
+    f.seek(0)
+    return whole, _read_summed(f, whole, parts)
+
+
+def _summed(whole: np.ndarray, parts: list[tuple[int, int]]) -> list[str]:
+    """The checksum of each part of ``whole``, two at a time (xxh3 releases Python's lock);
+    an empty one for a part past its end."""
+
+    def summed(part: tuple[int, int]) -> str:
+        at, nbytes = part
+        return checksum(whole[at : at + nbytes]) if at + nbytes <= len(whole) else ""
+
+    largest = sorted(set(parts), key=lambda p: -p[1])
+    with ThreadPoolExecutor(2, thread_name_prefix="snapshot-check") as checker:
+        found = dict(zip(largest, checker.map(summed, largest), strict=True))
+    return [found[part] for part in parts]
+
+
 #: bytes read at a time: the parts read are checked by a second thread meanwhile
 _READ_BYTES = 16 << 20
 
 
 def _read_summed(f, whole: np.ndarray, parts: list[tuple[int, int]]) -> list[str] | None:
     """Read ``f`` into ``whole`` (every byte, then nothing more; else None) and the checksum
-    of each part (offset, bytes) within it, worked out by a thread while the rest is read.
+    of each part (offset, bytes) within it, worked out by a thread while the rest is read:
+    the way a snapshot that cannot be leased is read (see the top).
 
-    Reading (a copy from the page cache into fresh pages) and checking (blake2b) each take
-    about half a second at a million specs; both release Python's lock, so on two cores
-    the restart waits for the longer of the two, not their sum. A part lying past the
-    file's end is given an empty checksum (the caller says which)."""
+    Reading (a copy from the page cache into fresh pages) took 0.9-1.8 s at a million mirror
+    specs; the checksums release Python's lock, so they are worked out meanwhile. A part
+    lying past the file's end is given an empty checksum (the caller says which)."""
     view, size = memoryview(whole), len(whole)
     with ThreadPoolExecutor(1, thread_name_prefix="snapshot-check") as checker:
         pending, done = [], 0

@@ -73,7 +73,7 @@ def test_no_import_cycle(package):
 #: change log what it held before. The package's ``__init__``, exposing them, stands above
 #: them all.
 LAYERS = (
-    {"errors", "words", "bounded", "deadline", "memory"},
+    {"errors", "words", "bounded", "deadline", "memory", "mapped"},
     {"spack"},
     {"attributes"},
     {"store"},

@@ -3,13 +3,13 @@ cut short or grown, is refused saying which check failed, and the data loads in 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
 from pathlib import Path
 
 import pytest
+import xxhash
 from cachegraph.graph import load, snapshot
 
 from cachegraph.state import DataSources, load_sources, save_snapshot
@@ -23,8 +23,8 @@ QUESTION = """{ stats { specCount packageCount tagCount stackCount }
     stacksByTag { tag { name } stacks { name } } } } } }"""
 
 
-def blake2b(data: bytes) -> str:  # the checksum, worked out here on its own
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+def xxh3(data: bytes) -> str:  # the checksum, worked out here on its own
+    return xxhash.xxh3_128(data).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_a_written_snapshot_records_each_parts_size_and_checksum(written):
     seeds, raw, meta, start = written
     assert meta["size"] == len(raw)
     for name, _, _, at, nbytes, stated in meta["arrays"]:
-        assert blake2b(raw[start + at : start + at + nbytes]) == stated, name
+        assert xxh3(raw[start + at : start + at + nbytes]) == stated, name
     restored = snapshot.read(seeds.parent / "snap", snapshot.fingerprint([seeds]))
     assert not isinstance(restored, snapshot.Refused)
 
@@ -66,7 +66,7 @@ def test_a_flipped_byte_in_any_array_is_refused_naming_it(written, tmp_path):
     for name, _, _, at, nbytes, stated in damaged:
         bad = flipped(raw, start + at + nbytes // 2)
         (tmp_path / "snap").write_bytes(bad)
-        found = blake2b(bad[start + at : start + at + nbytes])
+        found = xxh3(bad[start + at : start + at + nbytes])
         assert snapshot.read(tmp_path / "snap", key) == snapshot.Refused(
             f"array {name!r}: checksum {found} where the header says {stated}"
         )
@@ -89,7 +89,7 @@ def test_a_flipped_byte_in_the_header_is_refused_saying_so(written, tmp_path):
         f"truncated or damaged: its header says its description is "
         f"{len(text) + (0xFF << 56):,} bytes, more than the file's {len(raw):,}"
     )
-    stated = blake2b(text)
+    stated = xxh3(text)
     bad_digest = bytes.fromhex(stated)
     bad_digest = (bad_digest[:3] + bytes([bad_digest[3] ^ 0xFF]) + bad_digest[4:]).hex()
     assert refusal(line + 8 + 3) == snapshot.Refused(
@@ -97,7 +97,7 @@ def test_a_flipped_byte_in_the_header_is_refused_saying_so(written, tmp_path):
     )
     middle = line + 24 + len(text) // 2
     assert refusal(middle) == snapshot.Refused(
-        f"header: checksum {blake2b(flipped(raw, middle)[line + 24 : line + 24 + len(text)])} "
+        f"header: checksum {xxh3(flipped(raw, middle)[line + 24 : line + 24 + len(text)])} "
         f"where the header says {stated}"
     )
 

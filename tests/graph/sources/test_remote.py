@@ -9,6 +9,7 @@ index manifest for v3), checked here in the servers' own access logs where they 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -18,14 +19,14 @@ import time
 from pathlib import Path
 
 import pytest
-from cachegraph.graph import MirrorSource
+from cachegraph.graph import MirrorSource, snapshot
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.layouts import sync
 from cachegraph.graph.sources.locations import Remote
 from cachegraph.graph.sources.parts import PART
 from cachegraph.graph.sources.remote import UNUSED_SECONDS, USED, copy_folder
 
-from cachegraph.state import DataSources, load_sources
+from cachegraph.state import DataSources, load_sources, save_snapshot
 from tests.conftest import execute
 from tests.mirrors import migrate_to_v3
 
@@ -291,3 +292,34 @@ def test_copies_no_check_used_for_30_days_are_removed(http_server, tmp_path):
         [mine.name, mine.name + PART, mine.name + USED, "elsewhere", "elsewhere" + PART]
     )
     assert used.stat().st_mtime > month + 60
+
+
+def test_a_restart_checks_the_mirrors_while_it_reads_the_snapshot(http_server, tmp_path):
+    """With a snapshot, the remote mirrors are checked while it is mapped and verified
+    (``cachegraph.state.CheckedFingerprint``): unchanged, the snapshot is served; an index
+    changed since, fetched by that check, makes it refused and the new copy is loaded."""
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb")
+    name = url.rsplit("/", 1)[1]
+
+    def restarted() -> tuple:
+        sources = _remote([("develop", "mpigdb", url)], tmp_path / "cache")
+        sources.snapshot = str(tmp_path / "snap")
+        return sources, *load_sources(sources)
+
+    sources, graph, report, key = restarted()
+    assert key  # a full load: a snapshot to write
+    save_snapshot(sources, graph, report, key)
+    _, again, _, nothing = restarted()
+    assert nothing == ""  # read from the snapshot
+    assert again.store.arrays.keys() == graph.store.arrays.keys()
+    assert all(
+        snapshot.checksum(again.store.arrays[k]) == snapshot.checksum(graph.store.arrays[k])
+        for k in graph.store.arrays
+    )
+    index = (SEEDS / "mirrors" / "mpigdb" / "build_cache" / "index.json").read_bytes() + b"\n"
+    http_server.replace(f"{name}/build_cache/index.json", index)
+    http_server.replace(f"{name}/build_cache/index.json.hash",
+                        hashlib.sha256(index).hexdigest().encode())  # fmt: skip
+    _, changed, _, other = restarted()
+    assert other not in ("", key)  # the copy fetched anew: loaded in full
+    assert changed.store.n == graph.store.n
