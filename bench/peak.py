@@ -8,8 +8,9 @@ the copies are fetched into ``--cache-dir`` as the server fetches them, and ``--
 removes the kept readings there first (``graph.sources.parts``), so that the load reads
 every copy as a cold start does, without downloading them again. It prints this process's
 high-water mark (``VmHWM``: what bench/benchmark.py and bench/remote.py report for a
-server; run it with ``MALLOC_ARENA_MAX=2`` as bench.benchmark.Server starts one), the highest sample (with the second loading process's RSS at that moment, which
-``VmHWM`` does not count), and the stack at the samples nearest the peak.
+server; run it with ``MALLOC_ARENA_MAX=2``, as bench.benchmark.Server starts one), the
+highest sample (with the second loading process's RSS at that moment, which ``VmHWM`` does
+not count), each new high with the function the load was in, and the stacks at the last.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def main() -> None:
         for kept in Path(args.cache_dir).glob("mirrors/*.read.pickle"):
             kept.unlink()
     from cachegraph.graph.sources.mirrors import mirrors_file
+
     from cachegraph.state import DataSources, load_sources
 
     sources = DataSources(mirrors=mirrors_file(args.mirrors_file), cache_dir=args.cache_dir)
@@ -99,6 +101,10 @@ def main() -> None:
     top = max(sampler.highs, key=lambda h: h[1], default=None)
     if top is not None:
         print(f"highest sample {top[1]:,.0f} MB at {top[0]:.1f} s (children then {top[2]:,.0f} MB)")
+    # the highs, a line each: where the load was (its innermost frame in graph/)
+    for at, mb, _, stack in sampler.highs:
+        inner = [line for line in stack if "store/" in line or "sources/" in line]
+        print(f"  {at:7.1f} s {mb:7,.0f} MB  {(inner or stack or [''])[-1]}")
     for at, mb, kids, stack in sampler.highs[-args.show :]:
         print(f"-- {mb:,.0f} MB at {at:.1f} s (children {kids:,.0f} MB)")
         for line in stack:
