@@ -416,10 +416,12 @@ class _Finisher:
         b = self.b
         self.rows()
         skipped = self.winners()
-        self.held()
         self.order()
-        self.layouts()
+        # The edges first, then the held rows: each set of columns gone before the next is
+        # decided (both with the rows were the peak of a load).
         self.dependencies()
+        self.held()
+        self.layouts()
         self.compilers_from_dependencies()
         self.tables()
         self.r = None  # the rows' columns: not needed for the indices
