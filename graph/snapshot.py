@@ -45,7 +45,7 @@ from .store.records import MirrorInfo
 from .store.view import CacheGraph
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 8
+FORMAT = 9
 _MAGIC = b"cachegraph-snapshot"
 _ALIGN = 64
 #: bytes of a part's blake2b checksum: the hash the ETag's data version uses

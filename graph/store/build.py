@@ -25,7 +25,7 @@ from ..attributes import COMPARED
 from ..spack.names import NO_COMPILER, version_key
 from .columns import ATTRS, DEPTYPE_BITS, STRINGS, Index, Store, explode
 from .records import MirrorInfo
-from .tables import Sets, Strings, dense, recode, set_codes
+from .tables import CODE, Sets, Strings, dense, recode, set_codes
 
 #: A problem found while building: (sort key, path, message, severity). The key sorts it
 #: among the readers' problems: (stage, file position, row, order).
@@ -53,6 +53,9 @@ class StoreBuilder:
         self.stack_rows: list[tuple[int, ...]] = []
         self.virtual_rows: list[tuple[int, ...]] = []
         self.mirrors: list[MirrorInfo] = []
+        #: mirror name -> what goes before each of its tarballs when answered (a remote
+        #: mirror's URL): held once here, not in each of its tarballs' rows
+        self.tarball_prefixes: dict[str, str] = {}
         #: the position of the source being read: rows sort by it
         self.position = 0
         # records: one row per page row or spec node read
@@ -212,16 +215,21 @@ class StoreBuilder:
             self.r_stacks.extend(stacks)
         _extend(self.r_position, positions)
 
-    def add_mirror(self, mirror: MirrorInfo) -> int:
+    def add_mirror(self, mirror: MirrorInfo, tarball_prefix: str = "") -> int:
+        """A mirror read; ``tarball_prefix`` goes before each of its tarballs (``add_held``)
+        when they are answered."""
         self.strings["tag"].code(mirror.tag)
         self.strings["stack"].code(mirror.stack)
         self.mirrors.append(mirror)
+        if tarball_prefix:
+            self.tarball_prefixes[mirror.name] = tarball_prefix
         return self.strings["mirror"].code(mirror.name)
 
     def add_held(
         self, hashes: list[str], mirror: int, sizes: Sequence[float], tarballs: Sequence[str]
     ) -> None:
-        """``mirror`` holds these specs (already read), and their tarballs and sizes (NaN: none)."""
+        """``mirror`` holds these specs (already read), and their tarballs (below its
+        ``tarball_prefix``; "": none) and sizes (NaN: none)."""
         self.h_hash += "".join(hashes).encode("ascii")
         self.h_mirror.extend([mirror] * len(hashes))
         self.h_size.extend(sizes)
@@ -261,7 +269,7 @@ class StoreBuilder:
             for row in other.virtual_rows
         ], np.int64)  # fmt: skip
         for mirror in other.mirrors:
-            self.add_mirror(mirror)
+            self.add_mirror(mirror, other.tarball_prefixes.get(mirror.name, ""))
         rows = self.record_count
         self.r_hash += other.r_hash
         for a in ATTRS:
@@ -567,6 +575,8 @@ class _Finisher:
         first = np.zeros(spec_count, np.int64)
         lengths = np.zeros(spec_count, np.int64)
         first[groups], lengths[groups] = starts[chosen], ends[chosen] - starts[chosen]
+        self.tarball_mirror = np.zeros(spec_count, CODE)  # by name: whose prefix it takes
+        self.tarball_mirror[groups] = mirror[chosen]
         del hashes, spec, found, sizes, starts, ends, order, with_size, with_tarball, chosen
         held = np.frombuffer(b.h_tarball, np.uint8) if b.h_tarball else _NO_BYTES
         self.tarball = _gathered(held, first, lengths)
@@ -871,13 +881,21 @@ class _Finisher:
 
     def tarballs(self) -> None:
         """Each spec's tarball, as one blob in rank order (from the blob in hash order
-        ``held`` gathered; in numpy: a mirror's million a Python step each took a second)."""
+        ``held`` gathered; in numpy: a mirror's million a Python step each took a second),
+        the mirror whose prefix goes before it, and each mirror's prefix (by name)."""
         blob, offsets = self.tarball
         self.tarball = None
         chosen = self.by_rank
         lengths = (offsets[1:] - offsets[:-1])[chosen]
         blob, offsets = _gathered(blob, offsets[:-1][chosen], lengths)
         self.arrays["tarball.blob"], self.arrays["tarball.offsets"] = blob, offsets
+        self.arrays["tarball.mirror"] = self.tarball_mirror[chosen]
+        self.tarball_mirror = None
+        names = sorted(self.b.strings["mirror"].values)
+        prefixes = Strings(self.b.tarball_prefixes.get(name, "") for name in names)
+        self.arrays["tarball.prefix.blob"], self.arrays["tarball.prefix.offsets"] = (
+            prefixes.packed()
+        )
 
     def _set_table(self, name: str, rows: Sequence[tuple[int, ...]]) -> None:
         table = Sets.from_rows(rows)
