@@ -569,8 +569,8 @@ class _Finisher:
         self.spec_size = size
         with_tarball = order[(ends > starts)[order]]
         groups, firsts = np.unique(spec[with_tarball], return_index=True)
-        # Each spec's tarball, gathered now in hash order: the held rows' (a whole URL or path
-        # each, 2.8M at a million mirror specs: 600 MB) are not kept through the rest.
+        # Each spec's tarball, gathered now in hash order: the held rows' (a path each, 2.8M
+        # at a million mirror specs: some 200 MB) are not kept through the rest.
         chosen = with_tarball[firsts]
         first = np.zeros(spec_count, np.int64)
         lengths = np.zeros(spec_count, np.int64)
