@@ -51,7 +51,7 @@ from .store.records import MirrorInfo
 from .store.view import CacheGraph
 
 #: Changes whenever what a snapshot holds (or how records load) changes.
-FORMAT = 9
+FORMAT = 10
 _MAGIC = b"cachegraph-snapshot"
 _ALIGN = 64
 #: bytes of a part's checksum: xxh3's 128 bits (the ``xxhash`` package), 6-18 GB/s here where

@@ -562,7 +562,11 @@ class Reader:
         layout = source.served_layout or read.layout
         info = MirrorInfo(name, source.shown if copy else read.location, layout, source.tag,
                           source.stack, read.signed)  # fmt: skip
-        code = self.builder.add_mirror(info)
+        # a tarball is named within its mirror: by its URL for a remote one (the mirror's
+        # URL, held once, then its path), else by its path below the mirror's root (never
+        # the server's own folders); an OCI mirror's is its spec's image: REGISTRY/REPOSITORY:TAG
+        prefix = f"{source.shown}{':' if layout == 'oci' else '/'}" if copy else ""
+        code = self.builder.add_mirror(info, prefix)
         at, before = len(self.builder.mirrors) - 1, len(self.keyed)
         holding: list[str] = []
         listed: set[str] = set()
@@ -593,12 +597,7 @@ class Reader:
         tarballs.update(read.tarballs)
         found = [tarballs.get(h, ("", None)) for h in holding]
         sizes = [np.nan if size is None else size for _, size in found]
-        # a tarball is named within its mirror: by its URL for a remote one, else by its path
-        # below the mirror's root (never the server's own folders)
-        # (an OCI mirror's is its spec's image: REGISTRY/REPOSITORY:TAG)
-        prefix = f"{source.shown}{':' if layout == 'oci' else '/'}" if copy else ""
-        where = [prefix + rel if rel else "" for rel, _ in found]
-        self.builder.add_held(holding, code, sizes, where)
+        self.builder.add_held(holding, code, sizes, [below for below, _ in found])
         met = [problem.severity for _, problem in self.keyed[before:]]
         self.builder.mirrors[at] = replace(
             info, errors=met.count("error"), warnings=met.count("warning")

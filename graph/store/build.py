@@ -26,7 +26,7 @@ from ..spack.names import NO_COMPILER, version_key
 from . import levels
 from .columns import ATTRS, DEPTYPE_BITS, STRINGS, Index, Store, explode
 from .records import MirrorInfo
-from .tables import Sets, Strings, dense, distinct, recode, set_codes
+from .tables import CODE, Sets, Strings, dense, recode, set_codes
 
 #: A problem found while building: (sort key, path, message, severity). The key sorts it
 #: among the readers' problems: (stage, file position, row, order).
@@ -54,6 +54,9 @@ class StoreBuilder:
         self.stack_rows: list[tuple[int, ...]] = []
         self.virtual_rows: list[tuple[int, ...]] = []
         self.mirrors: list[MirrorInfo] = []
+        #: mirror name -> what goes before each of its tarballs when answered (a remote
+        #: mirror's URL): held once here, not in each of its tarballs' rows
+        self.tarball_prefixes: dict[str, str] = {}
         #: the position of the source being read: rows sort by it
         self.position = 0
         # records: one row per page row or spec node read
@@ -213,16 +216,21 @@ class StoreBuilder:
             self.r_stacks.extend(stacks)
         _extend(self.r_position, positions)
 
-    def add_mirror(self, mirror: MirrorInfo) -> int:
+    def add_mirror(self, mirror: MirrorInfo, tarball_prefix: str = "") -> int:
+        """A mirror read; ``tarball_prefix`` goes before each of its tarballs (``add_held``)
+        when they are answered."""
         self.strings["tag"].code(mirror.tag)
         self.strings["stack"].code(mirror.stack)
         self.mirrors.append(mirror)
+        if tarball_prefix:
+            self.tarball_prefixes[mirror.name] = tarball_prefix
         return self.strings["mirror"].code(mirror.name)
 
     def add_held(
         self, hashes: list[str], mirror: int, sizes: Sequence[float], tarballs: Sequence[str]
     ) -> None:
-        """``mirror`` holds these specs (already read), and their tarballs and sizes (NaN: none)."""
+        """``mirror`` holds these specs (already read), and their tarballs (below its
+        ``tarball_prefix``; "": none) and sizes (NaN: none)."""
         self.h_hash += "".join(hashes).encode("ascii")
         self.h_mirror.extend([mirror] * len(hashes))
         self.h_size.extend(sizes)
@@ -262,7 +270,7 @@ class StoreBuilder:
             for row in other.virtual_rows
         ], np.int64)  # fmt: skip
         for mirror in other.mirrors:
-            self.add_mirror(mirror)
+            self.add_mirror(mirror, other.tarball_prefixes.get(mirror.name, ""))
         rows = self.record_count
         self.r_hash += other.r_hash
         for a in ATTRS:
@@ -318,7 +326,9 @@ def _np(values: array) -> np.ndarray:
 
 
 def _extend(column: array, values: np.ndarray) -> None:
-    column.frombytes(np.asarray(values).astype(column.typecode).tobytes())
+    # No bytes object between: a copy more of each column merged (the peak of a load).
+    values = np.ascontiguousarray(values, dtype=column.typecode)
+    column.frombytes(memoryview(values).cast("B"))
 
 
 def _remap_bits(masks: np.ndarray, mapping: np.ndarray) -> np.ndarray:
@@ -326,6 +336,30 @@ def _remap_bits(masks: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     for bit in range(min(8, len(mapping))):
         out |= (((masks >> bit) & 1) << int(mapping[bit])).astype(np.uint8)
     return out
+
+
+def _gathered(
+    data: np.ndarray, first: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets): ``data[first[i]:first[i] + lengths[i]]`` of each ``i``, one after
+    another; gathered a block at a time (the positions gathered are 8 bytes a byte).
+
+    >>> blob, offsets = _gathered(np.frombuffer(b"abcdef", np.uint8), np.array([4, 0, 1]),
+    ...                           np.array([2, 0, 2]))
+    >>> blob.tobytes(), offsets.tolist()
+    (b'efbc', [0, 2, 2, 4])
+    """
+    count = len(lengths)
+    offsets = np.zeros(count + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    blob = np.empty(int(offsets[-1]), np.uint8)
+    step = 1 << 14
+    for block in range(0, count if len(blob) else 0, step):
+        part = slice(block, block + step)
+        begin, end = offsets[block], offsets[min(block + step, count)]
+        at = np.repeat(first[part] - offsets[:-1][part], lengths[part]) + np.arange(begin, end)
+        blob[begin:end] = data[at]
+    return blob, offsets
 
 
 _NO_BYTES = np.zeros(0, np.uint8)
@@ -391,16 +425,15 @@ class _Finisher:
         b = self.b
         self.rows()
         skipped = self.winners()
-        self.held()
         self.order()
-        self.layouts()
+        # The edges first, then the held rows: each set of columns gone before the next is
+        # decided (both with the rows were the peak of a load).
         self.dependencies()
+        self.held()
+        self.layouts()
         self.compilers_from_dependencies()
         self.tables()
         self.r = None  # the rows' columns: not needed for the indices
-        b.drop("r_hash", "r_variants", "r_size", "r_file", "r_number", "r_page", "r_tag")
-        b.drop("r_stacks", "r_position", "h_tarball")
-        b.r_codes = {a: _ints("I") for a in ATTRS}
         self.indices()
         mirrors = sorted({m.name: m for m in b.mirrors}.values(), key=lambda m: m.name)
         return Store(self.arrays, mirrors), self.problems, skipped
@@ -423,13 +456,16 @@ class _Finisher:
             "position": _np(b.r_position),
         }
         position = cols["position"]
-        self.moved = None  # where each row read went, when they were put in order
+        self.read_from = None  # the builder's row of each row, when they were put in order
         if len(position) and np.any(position[1:] < position[:-1]):  # joined from two processes
             order = np.argsort(position, kind="stable")
             cols = {k: v[order] for k, v in cols.items()}
-            self.moved = np.empty(len(order), np.int64)
-            self.moved[order] = np.arange(len(order))
+            self.read_from = order
         self.r = cols
+        # The builder's columns are the rows' now (or copied into them): not held beside.
+        b.drop("r_hash", "r_variants", "r_size", "r_file", "r_number", "r_page", "r_tag")
+        b.drop("r_stacks", "r_position")
+        b.r_codes = {a: _ints("I") for a in ATTRS}
 
     def winners(self) -> int:
         """Group rows by hash; each group's first page row is the spec (else its first row).
@@ -534,11 +570,20 @@ class _Finisher:
         self.spec_size = size
         with_tarball = order[(ends > starts)[order]]
         groups, firsts = np.unique(spec[with_tarball], return_index=True)
-        tarball_of = np.full(spec_count, -1, np.int64)
-        tarball_of[groups] = with_tarball[firsts]
-        self.tarball_of, self.tarball_span = tarball_of, (starts, ends)
+        # Each spec's tarball, gathered now in hash order: the held rows' (a path each, 2.8M
+        # at a million mirror specs: some 200 MB) are not kept through the rest.
+        chosen = with_tarball[firsts]
+        first = np.zeros(spec_count, np.int64)
+        lengths = np.zeros(spec_count, np.int64)
+        first[groups], lengths[groups] = starts[chosen], ends[chosen] - starts[chosen]
+        self.tarball_mirror = np.zeros(spec_count, CODE)  # by name: whose prefix it takes
+        self.tarball_mirror[groups] = mirror[chosen]
+        del hashes, spec, found, sizes, starts, ends, order, with_size, with_tarball, chosen
+        held = np.frombuffer(b.h_tarball, np.uint8) if b.h_tarball else _NO_BYTES
+        self.tarball = _gathered(held, first, lengths)
+        del held
         self.mirror_order = by_name
-        b.drop("h_hash", "h_mirror", "h_size", "h_tarball_end")
+        b.drop("h_hash", "h_mirror", "h_size", "h_tarball_end", "h_tarball")
 
     # -- contract order ------------------------------------------------------------------------
 
@@ -611,43 +656,76 @@ class _Finisher:
         A hash names one spec and its whole DAG, so its edges are those of the first row
         that gave any (another process may have read the same node again); a node that
         names one child twice has one edge, its deptypes and virtuals merged.
+
+        The edges kept are chosen by row, before any is looked at, and only theirs are
+        looked up: a million specs held by 2.8 mirrors each are 31M edges read, 11M kept,
+        and each array the size of those read was the peak of the load.
         """
         b, r = self.b, self.r
-        rows = _np(b.e_parent).astype(np.int64)
-        if self.moved is not None:
-            rows = self.moved[rows]
-        child = self.spec_of(_hashes(b.e_child))  # by hash where they lie
-        types = np.frombuffer(b.e_types, np.uint8) if b.e_types else np.zeros(0, np.uint8)
-        virtuals = _np(b.e_virtuals)
-        if len(rows):
-            with_edges = distinct(rows)  # rows in read order
-            specs, firsts = np.unique(self.group[with_edges], return_index=True)
-            first_row = np.full(len(self.spec_hashes), -1, np.int64)
-            first_row[specs] = with_edges[firsts]
-            keep = first_row[self.group[rows]] == rows
-            order = np.flatnonzero(keep)
-            order = order[np.argsort(rows[order], kind="stable")]  # in read order
-            rows, child, types, virtuals = (a[order] for a in (rows, child, types, virtuals))
-        parent = self.group[rows] if len(rows) else rows
-        for number, edge in enumerate(np.flatnonzero(child < 0).tolist()):
-            row = int(rows[edge])
-            key = (1, int(r["position"][row]), 0, number)
-            self.problems.append((
-                key, b.strings["file"].values[r["file"][row]],
-                f"{self.spec_hashes[parent[edge]].decode()} depends on "
-                f"{_hashes(b.e_child)[order[edge]].decode()}, which no loaded node describes; "
-                "dependency dropped",
-                "error",
-            ))  # fmt: skip
-        keep = child >= 0
-        self.edge_parent = self.rank_of[parent[keep]]
-        self.edge_child = self.rank_of[child[keep]]
-        self.edge_types = types[keep].copy()
-        self.edge_virtuals = virtuals[keep].astype(np.int64)
-        b.drop("e_parent", "e_child", "e_types", "e_virtuals")
+        edge, rows, lengths = self._first_edges()
+        child = self.spec_of(_hashes(b.e_child), edge, np.int32)  # by hash where they lie
+        missing = np.flatnonzero(child < 0)
+        unknown = _hashes(b.e_child)[edge[missing]] if len(missing) else []
+        b.drop("e_child")  # 32 bytes an edge read: gone before the rest is made
+        types = np.frombuffer(b.e_types, np.uint8)[edge] if b.e_types else _NO_BYTES
+        virtuals = _np(b.e_virtuals).astype(np.uint32, copy=False)[edge]
+        del edge
+        b.drop("e_parent", "e_types", "e_virtuals")
+        parent = np.repeat(self.group[rows], lengths)
+        if len(missing):
+            starts = np.cumsum(lengths) - lengths  # the first kept edge of each row
+            owners = rows[np.searchsorted(starts, missing, side="right") - 1]
+            for number, (row, child_hash) in enumerate(
+                zip(owners.tolist(), unknown.tolist(), strict=True)
+            ):
+                key = (1, int(r["position"][row]), 0, number)
+                self.problems.append((
+                    key, b.strings["file"].values[r["file"][row]],
+                    f"{self.spec_hashes[self.group[row]].decode()} depends on "
+                    f"{child_hash.decode()}, which no loaded node describes; dependency dropped",
+                    "error",
+                ))  # fmt: skip
+            keep = child >= 0
+            parent, child, types, virtuals = (a[keep] for a in (parent, child, types, virtuals))
+        self.edge_parent = self.rank_of[parent]
+        del parent
+        self.edge_child = self.rank_of[child]
+        self.edge_types, self.edge_virtuals = types, virtuals
 
-    def spec_of(self, hashes: np.ndarray) -> np.ndarray:
-        """The spec (hash position) of each hash; -1 for one no row has.
+    def _first_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(edges, rows, counts): the builder's edges that count, in read order (their
+        positions in its edge columns); the rows giving them, in read order; how many each.
+
+        Worked out per row (a row's edges were added together), not by sorting the edges.
+        """
+        b = self.b
+        parents = _np(b.e_parent)  # the builder's row of each edge
+        row_count = len(self.group)
+        counts = np.bincount(parents, minlength=row_count)  # per builder row
+        ptr = np.zeros(row_count + 1, np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        read_from = self.read_from
+        if read_from is not None:  # rows as ``rows`` put them in order
+            counts = counts[read_from]
+        with_edges = np.flatnonzero(counts)  # rows, in read order
+        _, firsts = np.unique(self.group[with_edges], return_index=True)
+        rows = np.sort(with_edges[firsts])  # the first row of each spec that gave edges
+        lengths = counts[rows]
+        starts = ptr[rows if read_from is None else read_from[rows]]
+        total = int(lengths.sum())
+        kind = np.int32 if len(parents) < 1 << 31 else np.int64
+        # each kept edge's position among the edges grouped by row
+        edge = np.repeat((starts - (np.cumsum(lengths) - lengths)).astype(kind), lengths)
+        edge += np.arange(total, dtype=kind)
+        if len(parents) and np.any(parents[1:] < parents[:-1]):  # not added row by row
+            edge = np.argsort(parents, kind="stable").astype(kind)[edge]
+        return edge, rows, lengths
+
+    def spec_of(
+        self, hashes: np.ndarray, at: np.ndarray | None = None, kind: type = np.int64
+    ) -> np.ndarray:
+        """The spec (hash position) of each hash (of each ``hashes[at]``, when given); -1 for
+        one no row has.
 
         Looked up by the hash's first eight bytes as an integer, then checked whole: numpy
         compares 32-byte strings a byte at a time, and the 19M edges of a million mirror
@@ -655,21 +733,23 @@ class _Finisher:
         hashes sharing eight bytes (40 bits: about one pair in a million hashes) are told
         apart by the whole-string search, for the few hashes the check leaves.
         """
-        found = np.full(len(hashes), -1, np.int64)
-        if not len(hashes) or not len(self.spec_hashes):
+        count = len(hashes) if at is None else len(at)
+        found = np.full(count, -1, kind)
+        if not count or not len(self.spec_hashes):
             return found
         if self._prefixes is None:  # sorted as the hashes are: bytes in the same order
             self._prefixes = _prefix(self.spec_hashes)
         last = len(self.spec_hashes) - 1
-        for start in range(0, len(hashes), 1 << 20):  # a block at a time: 32 bytes a hash
-            block = hashes[start : start + (1 << 20)]
-            at = np.minimum(np.searchsorted(self._prefixes, _prefix(block)), last)
-            hit = self.spec_hashes[at] == block
+        step = 1 << 20  # a block at a time: 32 bytes a hash
+        for start in range(0, count, step):
+            block = hashes[start : start + step] if at is None else hashes[at[start : start + step]]
+            where = np.minimum(np.searchsorted(self._prefixes, _prefix(block)), last)
+            hit = self.spec_hashes[where] == block
             missed = np.flatnonzero(~hit)
             if len(missed):  # absent, or behind another hash of the same first eight bytes
                 again = np.minimum(np.searchsorted(self.spec_hashes, block[missed]), last)
-                at[missed] = np.where(self.spec_hashes[again] == block[missed], again, -1)
-            found[start : start + len(block)] = at
+                where[missed] = np.where(self.spec_hashes[again] == block[missed], again, -1)
+            found[start : start + len(block)] = where
         return found
 
     def compilers_from_dependencies(self) -> None:
@@ -761,7 +841,7 @@ class _Finisher:
         a["from_page"] = r["page"][winner]
         a["source.file"] = recode(r["file"][winner], remap["file"])
         a["source.node"] = np.where(r["page"][winner], 0, r["number"][winner]).astype(np.int32)
-        self.tarballs(spec_count)
+        self.tarballs()
         # Dependencies, as rows by parent rank, children in rank order, and reversed.
         a["deps.ptr"] = _ptr(parent, spec_count)
         a["deps.child"] = child.astype(np.int32)
@@ -811,26 +891,23 @@ class _Finisher:
         width = max(spec_count, 1)
         return key // width, key % width, types, virtuals
 
-    def tarballs(self, spec_count: int) -> None:
-        """Each spec's tarball, as one blob in rank order (gathered in numpy: a page's spec
-        has none, and a mirror's million a Python step each took a second)."""
-        starts, ends = self.tarball_span
-        chosen = self.tarball_of[self.by_rank]
-        has = chosen >= 0
-        first = np.where(has, starts[np.maximum(chosen, 0)] if len(starts) else 0, 0)
-        lengths = np.where(has, ends[np.maximum(chosen, 0)] - first if len(ends) else 0, 0)
-        offsets = np.zeros(spec_count + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        held = np.frombuffer(self.b.h_tarball, np.uint8) if self.b.h_tarball else _NO_BYTES
-        blob = np.empty(int(offsets[-1]), np.uint8)
-        step = 1 << 14  # specs at a time: the positions gathered are 8 bytes a byte
-        for block in range(0, spec_count if len(blob) else 0, step):
-            part = slice(block, block + step)
-            begin, end = offsets[block], offsets[min(block + step, spec_count)]
-            at = np.repeat(first[part] - offsets[:-1][part], lengths[part]) + np.arange(begin, end)
-            blob[begin:end] = held[at]
-        self.arrays["tarball.blob"] = blob
-        self.arrays["tarball.offsets"] = offsets
+    def tarballs(self) -> None:
+        """Each spec's tarball, as one blob in rank order (from the blob in hash order
+        ``held`` gathered; in numpy: a mirror's million a Python step each took a second),
+        the mirror whose prefix goes before it, and each mirror's prefix (by name)."""
+        blob, offsets = self.tarball
+        self.tarball = None
+        chosen = self.by_rank
+        lengths = (offsets[1:] - offsets[:-1])[chosen]
+        blob, offsets = _gathered(blob, offsets[:-1][chosen], lengths)
+        self.arrays["tarball.blob"], self.arrays["tarball.offsets"] = blob, offsets
+        self.arrays["tarball.mirror"] = self.tarball_mirror[chosen]
+        self.tarball_mirror = None
+        names = sorted(self.b.strings["mirror"].values)
+        prefixes = Strings(self.b.tarball_prefixes.get(name, "") for name in names)
+        self.arrays["tarball.prefix.blob"], self.arrays["tarball.prefix.offsets"] = (
+            prefixes.packed()
+        )
 
     def _set_table(self, name: str, rows: Sequence[tuple[int, ...]]) -> None:
         table = Sets.from_rows(rows)

@@ -360,6 +360,10 @@ class Store:
         size = self.size.item(rank)
         offsets, blob = self.arrays["tarball.offsets"], self.arrays["tarball.blob"]
         start, end = offsets.item(rank), offsets.item(rank + 1)
+        tarball = ""
+        if end > start:
+            prefix = self.tarball_prefixes()[self.arrays["tarball.mirror"].item(rank)]
+            tarball = prefix + blob[start:end].tobytes().decode()
         return SpecRecord(
             *fields,
             stacks=layout,
@@ -367,7 +371,7 @@ class Store:
             source=files[file] if node <= 0 else f"{files[file]}#{node}",
             from_page=bool(self.from_page.item(rank)),
             size=None if size != size else size,  # NaN: unknown
-            tarball=blob[start:end].tobytes().decode() if end > start else "",
+            tarball=tarball,
             mirrors=self.mirror_sets()[self.held.item(rank)],
             rank=rank,
         )
@@ -406,11 +410,25 @@ class Store:
         ]
 
     def tarballs(self, ranks: np.ndarray) -> list[str]:
+        """Each rank's tarball ("": none known): the URL of a remote mirror's (its mirror's
+        prefix, held once, then the path within it), the path of a local one's."""
         blob, offsets = self.arrays["tarball.blob"], self.arrays["tarball.offsets"]
         starts, ends = offsets[ranks].tolist(), offsets[ranks + 1].tolist()
+        prefixes = self.tarball_prefixes()
+        mirrors = self.arrays["tarball.mirror"][ranks].tolist()
         return [
-            blob[a:b].tobytes().decode() if b > a else "" for a, b in zip(starts, ends, strict=True)
+            prefixes[m] + blob[a:b].tobytes().decode() if b > a else ""
+            for a, b, m in zip(starts, ends, mirrors, strict=True)
         ]
+
+    def tarball_prefixes(self) -> list[str]:
+        """Per mirror code, what goes before each tarball it gives: a remote mirror's URL."""
+
+        def make() -> list[str]:
+            a = self.arrays
+            return Strings.unpacked(a["tarball.prefix.blob"], a["tarball.prefix.offsets"]).values
+
+        return self._table("tarball_prefixes", make)
 
     # -- dependencies ------------------------------------------------------------------------
 

@@ -200,7 +200,8 @@ def recode(column: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     >>> recode(np.array([0, 2, 1], CODE), np.array([5, 6, 7])).tolist()
     [5, 7, 6]
     """
-    return mapping[column].astype(CODE) if len(column) else column.astype(CODE)
+    # the mapping as codes first: its values taken are codes, not int64 then a copy
+    return mapping.astype(CODE, copy=False)[column] if len(column) else column.astype(CODE)
 
 
 def set_codes(group: np.ndarray, member: np.ndarray, groups: int) -> tuple[np.ndarray, Sets]:

@@ -131,6 +131,43 @@ def test_an_oci_registry_asking_for_a_bearer_token(layouts, from_disk, tmp_path,
     assert _answers(sources) == from_disk["v2"]
 
 
+TARBALLS = "{ specs(first: 1000) { nodes { hash tarball mirrors { name } } } }"
+
+
+def _tarballs(sources: DataSources) -> dict[str, tuple[str | None, str]]:
+    """hash -> (tarball, the first mirror by name holding it) of every spec a mirror holds."""
+    graph, _, _ = load_sources(sources)
+    nodes = execute(graph, TARBALLS)["data"]["specs"]["nodes"]
+    return {n["hash"]: (n["tarball"], min(m["name"] for m in n["mirrors"]))
+            for n in nodes if n["mirrors"]}  # fmt: skip
+
+
+def test_a_remote_tarball_is_its_url(layouts, tmp_path, publish_http):
+    """A remote mirror's tarball is answered by its URL: the mirror's URL (held once, not
+    in each row), then where the v2 layout keeps it below the root, named from the index
+    node (a v3 mirror's is known once its spec manifest is: ``test_sizes``)."""
+    urls = [(t, s, publish_http(f)) for t, s, f in layouts["v2"]]
+    disk = _tarballs(DataSources(mirrors=[MirrorSource(t, s, f) for t, s, f in layouts["v2"]]))
+    remote = _tarballs(_remote(urls, tmp_path))
+    url_of = {f"{t}/{s}": url for t, s, url in urls}
+    assert remote.keys() == disk.keys() and disk
+    for hash, (tarball, mirror) in remote.items():
+        assert mirror == disk[hash][1]
+        assert tarball.startswith(f"{url_of[mirror]}/build_cache/")
+        assert tarball.endswith(f"-{hash}.spack")
+
+
+def test_an_oci_tarball_is_its_image(layouts, tmp_path, publish_oci):
+    """An OCI mirror's tarball is its spec's image, ``REGISTRY/REPOSITORY:TAG`` (Spack's
+    ``oci_tag``: the spec's DAG hash tagged as ``NAME-VERSION-HASH.spack``)."""
+    urls = [(t, s, publish_oci(f, f"cache/tarballs-{s}")) for t, s, f in layouts["v2"]]
+    remote = _tarballs(_remote(urls, tmp_path))
+    url_of = {f"{t}/{s}": url for t, s, url in urls}
+    assert remote
+    for hash, (tarball, mirror) in remote.items():
+        assert tarball.startswith(f"{url_of[mirror]}:") and tarball.endswith(f"-{hash}.spack")
+
+
 def test_a_second_check_asks_only_the_cheap_request(http_server, tmp_path):
     """With its ETag held, a v2 mirror is asked ``If-None-Match`` (``EtagIndexFetcher``): 304,
     nothing fetched; a v3 mirror, its manifest; unchanged, the copy stays."""
