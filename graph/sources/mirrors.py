@@ -299,6 +299,11 @@ class MirrorRead:
     tarballs: dict[str, tuple[str, float | None]] = field(default_factory=dict)
     #: (path, message, severity)
     problems: list[tuple[Path, str, str]] = field(default_factory=list)
+    #: hash -> (its compiler's hash, its tarball given that compiler's version): a tarball
+    #: named by a compiler the index describes in another record (named once all are read)
+    named_by_compiler: dict[str, tuple[str, Callable[[str], tuple[str, float | None]]]] = field(
+        default_factory=dict
+    )
     #: the layout's ``tarball`` and ``later``, given this read: they do not close over it,
     #: as a cycle would keep every mirror's read (its spec files' names, its manifests'
     #: tarballs: some 70 MB a mirror at a million specs) while a load pauses the collector

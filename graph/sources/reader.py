@@ -585,6 +585,11 @@ class Reader:
                     if held(chunk[hash]):
                         holding.append(hash)
                         tarballs[hash] = read.tarball(hash, chunk[hash])
+        if read.named_by_compiler:  # every record is read: its compilers' versions known
+            named = read.named_by_compiler
+            versions = self.builder.versions_of(compiler for compiler, _ in named.values())
+            for hash, (compiler, tarball) in named.items():
+                tarballs[hash] = tarball(versions.get(compiler, "none"))
         read.later(listed)
         for path, message, severity in read.problems:
             self.problem(shown(path), message, warning=severity == "warning")

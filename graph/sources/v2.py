@@ -77,8 +77,8 @@ def read(folder: Path, index: Path, copy: bool = False) -> MirrorRead:
         found = _HASH_AT_END.search(name)
         if found is not None:
             stems.setdefault(found.group(1), name[: found.start()] + f"-{found.group(1)}")
-    read.tarball_of = lambda _, hash, entry: _v2_tarball(
-        folder, hash, entry, stems.get(hash), look=not copy
+    read.tarball_of = lambda read, hash, entry: _v2_tarball(
+        folder, hash, entry, stems.get(hash), look=not copy, read=read
     )
 
     def later(read: MirrorRead, listed: set[str]) -> None:
@@ -131,10 +131,18 @@ def _check_v2_hash(read: MirrorRead, index: Path, data: bytes) -> None:
 
 
 def _v2_tarball(
-    folder: Path, hash: str, entry: dict, stem: str | None, look: bool = True
+    folder: Path,
+    hash: str,
+    entry: dict,
+    stem: str | None,
+    look: bool = True,
+    read: MirrorRead | None = None,
 ) -> tuple[str, float | None]:
     """Where a v2 mirror keeps a spec's tarball, and its size where known (the index's
-    ``archive_size``, else, when ``look``, the file's)."""
+    ``archive_size``, else, when ``look``, the file's). Without a spec file's name
+    (``stem``) it is named from the index node; one whose compiler is a dependency
+    (spec format 5) is named once that dependency's version is known: put in ``read``'s
+    ``named_by_compiler``, and ("", None) returned meanwhile."""
     node = index_node(entry)
     node = node if isinstance(node, dict) else {}
     name, version = node.get("name", "?"), node.get("version", "?")
@@ -142,12 +150,26 @@ def _v2_tarball(
         arch = node.get("arch") if isinstance(node.get("arch"), dict) else {}
         target = arch.get("target")
         target = target.get("name") if isinstance(target, dict) else target
-        compiler = node.get("compiler") if isinstance(node.get("compiler"), dict) else {}
-        stem = (
-            f"{arch.get('platform')}-{arch.get('platform_os')}-{target}-"
-            f"{compiler.get('name', 'none')}-{compiler.get('version', 'none')}-"
-            f"{name}-{version}-{hash}"
-        )
+        arch_name = f"{arch.get('platform')}-{arch.get('platform_os')}-{target}"
+        # what naming it needs of the record, not the record (it may wait for the rest)
+        kept = {
+            "spec": {"name": name, "version": version},
+            "archive_size": entry.get("archive_size"),
+        }
+
+        def named(compiler: str) -> tuple[str, float | None]:
+            stem = f"{arch_name}-{compiler}-{name}-{version}-{hash}"
+            return _v2_tarball(folder, hash, kept, stem, look)
+
+        compiler = _compiler_of(node)
+        if compiler is None:
+            return named("none-none")
+        if isinstance(compiler, tuple):
+            return named("-".join(compiler))
+        if read is None:
+            return named(f"{compiler[0]}-none")
+        read.named_by_compiler[hash] = (compiler[1], lambda v: named(f"{compiler[0]}-{v}"))
+        return "", None
     arch, compiler = _arch_and_compiler(stem, name, version, hash)
     below = os.path.join(arch, compiler, f"{name}-{version}", f"{stem}.spack")
     size = entry.get("archive_size")
@@ -160,6 +182,43 @@ def _v2_tarball(
             size = None
     # named below the mirror's root, as Spack's URLs are (never the server's own folders)
     return (f"build_cache/{below}" if folder.name == "build_cache" else below), size
+
+
+def _compiler_of(node: dict) -> tuple[str, str] | list[str] | None:
+    """The compiler a v2 tarball's name gives (``{compiler.name}-{compiler.version}`` in
+    Spack's ``buildcache_migrate.v2_tarball_name``), as ``spack.spec.DeprecatedCompilerSpec``
+    finds it: (name, version) of a legacy node's ``compiler``, or of the one its
+    annotations keep from an older spec file (``gcc@=10.2.1``); for a node of spec format
+    5, its first dependency providing c, then cxx, then fortran, as [name, hash] (its
+    version is in its own record); None where none is (Spack writes ``none-none``).
+
+    >>> _compiler_of({"annotations": {"original_specfile_version": 4,
+    ...                               "compiler": "gcc@=10.2.1"}})
+    ('gcc', '10.2.1')
+    >>> _compiler_of({"dependencies": [
+    ...     {"name": "zlib", "hash": "z", "parameters": {"virtuals": []}},
+    ...     {"name": "gcc", "hash": "g", "parameters": {"virtuals": ["c", "cxx"]}}]})
+    ['gcc', 'g']
+    >>> _compiler_of({"compiler": {"name": "gcc", "version": "9.4.0"}}), _compiler_of({})
+    (('gcc', '9.4.0'), None)
+    """
+    compiler = node.get("compiler")
+    if isinstance(compiler, dict):
+        return str(compiler.get("name", "none")), str(compiler.get("version", "none"))
+    annotations = node.get("annotations")
+    noted = annotations.get("compiler") if isinstance(annotations, dict) else None
+    if isinstance(noted, str) and "@" in noted:
+        name, _, version = noted.partition("@")
+        return name, version.lstrip("=")
+    edges = node.get("dependencies")
+    edges = [e for e in edges if isinstance(e, dict)] if isinstance(edges, list) else []
+    for language in ("c", "cxx", "fortran"):
+        for edge in edges:
+            parameters = edge.get("parameters")
+            virtuals = parameters.get("virtuals") if isinstance(parameters, dict) else None
+            if isinstance(virtuals, list) and language in virtuals:
+                return [str(edge.get("name")), str(edge.get("hash"))]
+    return None
 
 
 def _arch_and_compiler(stem: str, name: str, version: str, hash: str) -> tuple[str, str]:

@@ -17,7 +17,7 @@ which process read what.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -247,6 +247,20 @@ class StoreBuilder:
         self.e_child += "".join(children).encode("ascii")
         self.e_types += bytes(types)
         self.e_virtuals.extend(virtuals)
+
+    def versions_of(self, hashes: Iterable[str]) -> dict[str, str]:
+        """The version of each of these hashes that a row read so far describes.
+
+        >>> b = StoreBuilder()
+        >>> b.add_records(["a" * 32], {**{a: ["x"] for a in ATTRS}, "version": ["1.2"]},
+        ...               [0], 0, [0], False)
+        >>> b.versions_of(["a" * 32, "b" * 32])
+        {'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa': '1.2'}
+        """
+        wanted = np.array(sorted({h.encode("ascii", "replace") for h in hashes}), "S32")
+        rows = np.flatnonzero(np.isin(_hashes(self.r_hash), wanted))
+        versions, codes = self.strings["version"].values, _np(self.r_codes["version"])
+        return {_hashes(self.r_hash)[row].decode(): versions[codes[row]] for row in rows.tolist()}
 
     @property
     def record_count(self) -> int:
