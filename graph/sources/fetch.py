@@ -106,6 +106,8 @@ class Fetched:
     etag: str = ""
     size: int = 0
     headers: dict[str, str] = field(default_factory=dict)
+    #: the body's sha256 (hex), worked out as it came: a large index is not read again for it
+    sha256: str = ""
 
 
 @dataclass
@@ -308,6 +310,7 @@ class Fetcher:
                         etag=_etag(response.headers.get("etag", "")),
                         size=sink.size,
                         headers=dict(response.headers),
+                        sha256=sink.digest.hexdigest(),
                     )
             except FetchError:
                 if sink is not None:
@@ -361,7 +364,7 @@ class Fetcher:
             sink.close(ok=True)
             return Fetched(
                 200, data=sink.data(), path=sink.path, etag=result.meta.get("e_tag") or "",
-                size=sink.size,
+                size=sink.size, sha256=sink.digest.hexdigest(),
             )  # fmt: skip
         except FetchError:
             if sink is not None:

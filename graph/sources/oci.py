@@ -37,8 +37,8 @@ from .remote import (
     SMALL,
     Check,
     Held,
+    body_digest,
     fetch_missing,
-    file_sha256,
     held_state,
     partial,
     replace_folder_files,
@@ -157,7 +157,7 @@ def sync(check: Check) -> bool:
     blob = _oci_get(check, f"{base}/blobs/{digest}", {}, dest=partial(check, "index"))
     if blob.status == 404:
         raise FetchError(f"{remote.shown}: its index layer {digest} is missing", 404)
-    actual = file_sha256(blob.path)
+    actual = body_digest(blob)
     if actual != wanted:
         os.unlink(blob.path)
         raise FetchError(

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fetch import Fetcher, FetchError
+from .fetch import Fetched, Fetcher, FetchError
 from .locations import Remote
 from .mirrors import (
     OCI_MANIFESTS,
@@ -191,8 +191,11 @@ def partial(check: Check, name: str) -> Path:
     return check.folder / f".{name}.part"
 
 
-def file_sha256(path: Path) -> str:
-    return file_digest(path, "sha256")
+def body_digest(got: Fetched, algorithm: str = "sha256") -> str:
+    """The digest of a body fetched to a file: its sha256 as it came, else read again."""
+    if algorithm == "sha256" and got.sha256:
+        return got.sha256
+    return file_digest(got.path, algorithm)
 
 
 def file_digest(path: Path, algorithm: str) -> str:

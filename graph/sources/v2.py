@@ -33,7 +33,7 @@ from .remote import (
     SMALL,
     Check,
     Held,
-    file_sha256,
+    body_digest,
     new_etag,
     partial,
     replace_folder_files,
@@ -256,7 +256,7 @@ def sync(check: Check) -> bool:
             "v3/manifests/index/index.manifest.json nor build_cache/index.json)",
             404,
         )
-    digest = file_sha256(got.path)
+    digest = body_digest(got)
     if held.layout == "v2" and digest == held.hash:  # the same bytes: a new ETag only
         os.unlink(got.path)
         new_etag(check, got.etag)

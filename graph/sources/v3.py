@@ -47,8 +47,8 @@ from .remote import (
     SMALL,
     Check,
     Held,
+    body_digest,
     fetch_missing,
-    file_digest,
     new_etag,
     partial,
     replace_folder_files,
@@ -357,7 +357,7 @@ def sync(check: Check, fall_back: bool = False) -> bool:
         raise FetchError(
             f"{check.remote.join(manifest_at)}: names blob {blob_at}, which is missing"
         )
-    actual = file_digest(blob.path, algorithm)
+    actual = body_digest(blob, algorithm)
     if actual != checksum:
         os.unlink(blob.path)
         raise FetchError(
