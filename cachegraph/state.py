@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import threading
 import time
 from concurrent.futures import Future
@@ -75,6 +76,11 @@ class DataSources:
     _seen: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     #: the index hash of each remote mirror's copy at the last check, by label
     _held: dict[str, str] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # absolute: the copies' paths are in the snapshot's fingerprint, and `--cache-dir
+        # cache` and the same folder given whole are one cache
+        self.cache_dir = os.path.abspath(self.cache_dir) if self.cache_dir else ""
 
     def remote(self) -> bool:
         """Whether any mirror is remote (then each load checks them first)."""

@@ -8,6 +8,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,26 @@ def test_a_load_aside_is_the_load_here():
     assert execute(aside, QUERY) == execute(here, QUERY)
     assert report_aside.summary() == report_here.summary()
     assert report_aside.problems == report_here.problems
+
+
+def test_what_a_killed_servers_reload_left_is_removed_by_the_next(monkeypatch, tmp_path):
+    """A server killed during a reload leaves the store its second process was writing (600
+    MB at a million specs); the next reload of any server on the machine removes it, leaves
+    what a running one is writing, and leaves nothing of its own."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone, running = 2**22 + 7, os.getppid()  # no process has the first (above pid_max)
+    left = [
+        f"cachegraph-reload.{gone}.snapshot",
+        f"cachegraph-reload.{gone}.snapshot.{gone}.partial",
+    ]
+    kept = [
+        f"cachegraph-reload.{running}.snapshot",
+        f"cachegraph-reload.{running}.snapshot.{running}.partial",
+    ]
+    for name in left + kept:
+        (tmp_path / name).write_bytes(b"\0" * 4096)
+    assert load_aside([str(default_data())], default_mirrors()) is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
 
 
 def test_a_second_process_that_fails_is_said_and_gives_none(monkeypatch, caplog):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,10 @@ def same_arrays(a: CacheGraph, b: CacheGraph) -> bool:
     return x.keys() == y.keys() and all(
         np.array_equal(x[k], y[k], equal_nan=x[k].dtype.kind == "f") for k in x
     )
+
+
+#: a pid no process has: above any Linux allows (``pid_max`` is at most 2**22)
+NO_PROCESS = 2**22 + 7
 
 
 @pytest.fixture
@@ -37,6 +42,23 @@ def test_a_snapshot_gives_back_the_same_graph(seeds: Path, tmp_path: Path):
     assert restored_report.summary() == report.summary()
     query = "{ stackOverlaps { stacks { name } sharedSpecCount } stats { specCount } }"
     assert execute(restored, query) == execute(graph, query)
+
+
+def test_a_write_abandoned_by_a_killed_server_is_removed_by_the_next(seeds, tmp_path):
+    """A server killed while writing its snapshot leaves ``NAME.<pid>.partial``; the next
+    write of that snapshot removes it, and leaves one whose writer still runs."""
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        abandoned = tmp_path / f"snap.{NO_PROCESS}.partial"
+        writing = tmp_path / f"snap.{child.pid}.partial"
+        for path in (abandoned, writing):
+            path.write_bytes(b"\0" * 4096)
+        graph, report = load([seeds])
+        snapshot.save(tmp_path / "snap", graph, report, snapshot.fingerprint([seeds]))
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["seeds", "snap", writing.name])
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_the_fingerprint_of_a_second_process_is_this_ones(seeds: Path, tmp_path: Path):

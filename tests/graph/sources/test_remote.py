@@ -170,6 +170,22 @@ def test_an_oci_tarball_is_its_image(layouts, tmp_path, publish_oci):
         assert tarball.startswith(f"{url_of[mirror]}:") and tarball.endswith(f"-{hash}.spack")
 
 
+def test_a_cache_directory_given_relative_is_the_same_cache(http_server, tmp_path, monkeypatch):
+    """``--cache-dir cache`` run in a folder and that folder's ``cache`` given whole are one
+    cache: the copies are where the other left them, and a snapshot written by one is
+    used by the other (the same fingerprint)."""
+    url = http_server.publish(SEEDS / "mirrors" / "mpigdb")
+    monkeypatch.chdir(tmp_path)
+    found = []
+    for cache in ("cache", str(tmp_path / "cache")):
+        sources = DataSources(mirrors=[MirrorSource.parse(f"develop:mpigdb={url}")],
+                              cache_dir=cache)  # fmt: skip
+        changed = sources.check_sources()
+        found.append((changed, snapshot.fingerprint([], sources.resolved_mirrors())))
+    assert [changed for changed, _ in found] == [True, False]
+    assert found[0][1] == found[1][1]
+
+
 def test_a_second_check_asks_only_the_cheap_request(http_server, tmp_path):
     """With its ETag held, a v2 mirror is asked ``If-None-Match`` (``EtagIndexFetcher``): 304,
     nothing fetched; a v3 mirror, its manifest; unchanged, the copy stays."""
