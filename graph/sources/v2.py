@@ -161,14 +161,13 @@ def _v2_tarball(
             stem = f"{arch_name}-{compiler}-{name}-{version}-{hash}"
             return _v2_tarball(folder, hash, kept, stem, look)
 
-        compiler = _compiler_of(node)
-        if compiler is None:
+        found = _compiler_of(node)
+        if found is None:
             return named("none-none")
-        if isinstance(compiler, tuple):
-            return named("-".join(compiler))
-        if read is None:
-            return named(f"{compiler[0]}-none")
-        read.named_by_compiler[hash] = (compiler[1], lambda v: named(f"{compiler[0]}-{v}"))
+        compiler, compiler_version, provider = found
+        if not provider or read is None:
+            return named(f"{compiler}-{compiler_version or 'none'}")
+        read.named_by_compiler[hash] = (provider, lambda v: named(f"{compiler}-{v}"))
         return "", None
     arch, compiler = _arch_and_compiler(stem, name, version, hash)
     below = os.path.join(arch, compiler, f"{name}-{version}", f"{stem}.spack")
@@ -184,32 +183,33 @@ def _v2_tarball(
     return (f"build_cache/{below}" if folder.name == "build_cache" else below), size
 
 
-def _compiler_of(node: dict) -> tuple[str, str] | list[str] | None:
+def _compiler_of(node: dict) -> tuple[str, str, str] | None:
     """The compiler a v2 tarball's name gives (``{compiler.name}-{compiler.version}`` in
     Spack's ``buildcache_migrate.v2_tarball_name``), as ``spack.spec.DeprecatedCompilerSpec``
-    finds it: (name, version) of a legacy node's ``compiler``, or of the one its
+    finds it, as (name, version, ""): a legacy node's ``compiler``, or the one its
     annotations keep from an older spec file (``gcc@=10.2.1``); for a node of spec format
-    5, its first dependency providing c, then cxx, then fortran, as [name, hash] (its
-    version is in its own record); None where none is (Spack writes ``none-none``).
+    5, its first dependency providing c, then cxx, then fortran, as (name, "", its hash):
+    its version is in its own record. None where there is none (Spack writes
+    ``none-none``).
 
     >>> _compiler_of({"annotations": {"original_specfile_version": 4,
     ...                               "compiler": "gcc@=10.2.1"}})
-    ('gcc', '10.2.1')
+    ('gcc', '10.2.1', '')
     >>> _compiler_of({"dependencies": [
     ...     {"name": "zlib", "hash": "z", "parameters": {"virtuals": []}},
     ...     {"name": "gcc", "hash": "g", "parameters": {"virtuals": ["c", "cxx"]}}]})
-    ['gcc', 'g']
+    ('gcc', '', 'g')
     >>> _compiler_of({"compiler": {"name": "gcc", "version": "9.4.0"}}), _compiler_of({})
-    (('gcc', '9.4.0'), None)
+    (('gcc', '9.4.0', ''), None)
     """
     compiler = node.get("compiler")
     if isinstance(compiler, dict):
-        return str(compiler.get("name", "none")), str(compiler.get("version", "none"))
+        return str(compiler.get("name", "none")), str(compiler.get("version", "none")), ""
     annotations = node.get("annotations")
     noted = annotations.get("compiler") if isinstance(annotations, dict) else None
     if isinstance(noted, str) and "@" in noted:
         name, _, version = noted.partition("@")
-        return name, version.lstrip("=")
+        return name, version.lstrip("="), ""
     edges = node.get("dependencies")
     edges = [e for e in edges if isinstance(e, dict)] if isinstance(edges, list) else []
     for language in ("c", "cxx", "fortran"):
@@ -217,7 +217,7 @@ def _compiler_of(node: dict) -> tuple[str, str] | list[str] | None:
             parameters = edge.get("parameters")
             virtuals = parameters.get("virtuals") if isinstance(parameters, dict) else None
             if isinstance(virtuals, list) and language in virtuals:
-                return [str(edge.get("name")), str(edge.get("hash"))]
+                return str(edge.get("name")), "", str(edge.get("hash"))
     return None
 
 
