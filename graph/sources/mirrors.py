@@ -278,6 +278,10 @@ def _fetched_listing(url: str, fetcher: Any) -> bytes:
             fetcher.close()
 
 
+#: around the hash of a compiler's record in a tarball's name, until its version is known
+COMPILER_LATER = "\0"
+
+
 @dataclass
 class MirrorRead:
     """What one mirror's files hold, and what is wrong with them.
@@ -299,11 +303,9 @@ class MirrorRead:
     tarballs: dict[str, tuple[str, float | None]] = field(default_factory=dict)
     #: (path, message, severity)
     problems: list[tuple[Path, str, str]] = field(default_factory=list)
-    #: hash -> (its compiler's hash, its tarball given that compiler's version): a tarball
-    #: named by a compiler the index describes in another record (named once all are read)
-    named_by_compiler: dict[str, tuple[str, Callable[[str], tuple[str, float | None]]]] = field(
-        default_factory=dict
-    )
+    #: the specs whose tarball names a compiler by the hash of its record (``COMPILER_LATER``
+    #: around it): its version is put in once every record is read (``name_compilers``)
+    unnamed: list[str] = field(default_factory=list)
     #: the layout's ``tarball`` and ``later``, given this read: they do not close over it,
     #: as a cycle would keep every mirror's read (its spec files' names, its manifests'
     #: tarballs: some 70 MB a mirror at a million specs) while a load pauses the collector
@@ -320,6 +322,28 @@ class MirrorRead:
     def tarball(self, hash: str, entry: dict) -> tuple[str, float | None]:
         """The tarball of a spec an index record holds: (location, size or None)."""
         return self.tarball_of(self, hash, entry)
+
+    def name_compilers(
+        self,
+        tarballs: dict[str, tuple[str, float | None]],
+        versions_of: Callable[[set[str]], dict[str, str]],
+    ) -> None:
+        """Put in each ``unnamed`` tarball its compiler's version, found by hash among the
+        records read (``versions_of``; "none" for a compiler no record describes).
+
+        >>> read, at = MirrorRead("v2", "m"), f"gcc-{COMPILER_LATER}g{COMPILER_LATER}"
+        >>> read.unnamed.append("h")
+        >>> tarballs = {"h": (f"a/{at}/zlib/a-{at}-zlib.spack", None)}
+        >>> read.name_compilers(tarballs, lambda hashes: {"g": "12.1.0"})
+        >>> tarballs
+        {'h': ('a/gcc-12.1.0/zlib/a-gcc-12.1.0-zlib.spack', None)}
+        """
+        named = [(h, tarballs[h]) for h in self.unnamed if h in tarballs]
+        versions = versions_of({path.split(COMPILER_LATER)[1] for _, (path, _) in named})
+        for hash, (path, size) in named:
+            parts = path.split(COMPILER_LATER)
+            tarballs[hash] = (versions.get(parts[1], "none").join(parts[::2]), size)
+        self.unnamed = []
 
     def later(self, listed: set[str]) -> None:
         """Read what the index lacks, given the hashes it listed (fills spec_files, tarballs)."""

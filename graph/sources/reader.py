@@ -571,6 +571,7 @@ class Reader:
         holding: list[str] = []
         listed: set[str] = set()
         tarballs: dict[str, tuple[str, float | None]] = {}
+        first_row = self.builder.record_count
         if read.index is not None:
             path, chunks = read.index
             path = shown(path)
@@ -585,11 +586,8 @@ class Reader:
                     if held(chunk[hash]):
                         holding.append(hash)
                         tarballs[hash] = read.tarball(hash, chunk[hash])
-        if read.named_by_compiler:  # every record is read: its compilers' versions known
-            named = read.named_by_compiler
-            versions = self.builder.versions_of(compiler for compiler, _ in named.values())
-            for hash, (compiler, tarball) in named.items():
-                tarballs[hash] = tarball(versions.get(compiler, "none"))
+        if read.unnamed:  # every record is read: the compilers' versions are known
+            read.name_compilers(tarballs, lambda h: self.builder.versions_of(h, first_row))
         read.later(listed)
         for path, message, severity in read.problems:
             self.problem(shown(path), message, warning=severity == "warning")

@@ -20,6 +20,7 @@ from .. import deadline
 from ..errors import BadRecord
 from .fetch import FetchError
 from .mirrors import (
+    COMPILER_LATER,
     MAX_INDEX_BYTES,
     MAX_SMALL_FILE_BYTES,
     SHA256,
@@ -140,9 +141,7 @@ def _v2_tarball(
 ) -> tuple[str, float | None]:
     """Where a v2 mirror keeps a spec's tarball, and its size where known (the index's
     ``archive_size``, else, when ``look``, the file's). Without a spec file's name
-    (``stem``) it is named from the index node; one whose compiler is a dependency
-    (spec format 5) is named once that dependency's version is known: put in ``read``'s
-    ``named_by_compiler``, and ("", None) returned meanwhile."""
+    (``stem``) it is named from the index node (``_compiler_part``)."""
     node = index_node(entry)
     node = node if isinstance(node, dict) else {}
     name, version = node.get("name", "?"), node.get("version", "?")
@@ -150,25 +149,10 @@ def _v2_tarball(
         arch = node.get("arch") if isinstance(node.get("arch"), dict) else {}
         target = arch.get("target")
         target = target.get("name") if isinstance(target, dict) else target
-        arch_name = f"{arch.get('platform')}-{arch.get('platform_os')}-{target}"
-        # what naming it needs of the record, not the record (it may wait for the rest)
-        kept = {
-            "spec": {"name": name, "version": version},
-            "archive_size": entry.get("archive_size"),
-        }
-
-        def named(compiler: str) -> tuple[str, float | None]:
-            stem = f"{arch_name}-{compiler}-{name}-{version}-{hash}"
-            return _v2_tarball(folder, hash, kept, stem, look)
-
-        found = _compiler_of(node)
-        if found is None:
-            return named("none-none")
-        compiler, compiler_version, provider = found
-        if not provider or read is None:
-            return named(f"{compiler}-{compiler_version or 'none'}")
-        read.named_by_compiler[hash] = (provider, lambda v: named(f"{compiler}-{v}"))
-        return "", None
+        stem = (
+            f"{arch.get('platform')}-{arch.get('platform_os')}-{target}-"
+            f"{_compiler_part(node, hash, read)}-{name}-{version}-{hash}"
+        )
     arch, compiler = _arch_and_compiler(stem, name, version, hash)
     below = os.path.join(arch, compiler, f"{name}-{version}", f"{stem}.spack")
     size = entry.get("archive_size")
@@ -181,6 +165,20 @@ def _v2_tarball(
             size = None
     # named below the mirror's root, as Spack's URLs are (never the server's own folders)
     return (f"build_cache/{below}" if folder.name == "build_cache" else below), size
+
+
+def _compiler_part(node: dict, hash: str, read: MirrorRead | None) -> str:
+    """``{compiler.name}-{compiler.version}`` of a tarball's name; a version that is in
+    another record (spec format 5) is the hash of that record between ``COMPILER_LATER``,
+    and the spec is in ``read.unnamed`` (``MirrorRead.name_compilers`` puts it in)."""
+    found = _compiler_of(node)
+    if found is None:
+        return "none-none"
+    compiler, compiler_version, provider = found
+    if provider and read is not None:
+        read.unnamed.append(hash)
+        return f"{compiler}-{COMPILER_LATER}{provider}{COMPILER_LATER}"
+    return f"{compiler}-{compiler_version or 'none'}"
 
 
 def _compiler_of(node: dict) -> tuple[str, str, str] | None:

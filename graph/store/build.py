@@ -248,8 +248,9 @@ class StoreBuilder:
         self.e_types += bytes(types)
         self.e_virtuals.extend(virtuals)
 
-    def versions_of(self, hashes: Iterable[str]) -> dict[str, str]:
-        """The version of each of these hashes that a row read so far describes.
+    def versions_of(self, hashes: Iterable[str], since: int = 0) -> dict[str, str]:
+        """The version of each of these hashes that a row read so far (from row ``since``)
+        describes.
 
         >>> b = StoreBuilder()
         >>> b.add_records(["a" * 32], {**{a: ["x"] for a in ATTRS}, "version": ["1.2"]},
@@ -258,9 +259,10 @@ class StoreBuilder:
         {'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa': '1.2'}
         """
         wanted = np.array(sorted({h.encode("ascii", "replace") for h in hashes}), "S32")
-        rows = np.flatnonzero(np.isin(_hashes(self.r_hash), wanted))
-        versions, codes = self.strings["version"].values, _np(self.r_codes["version"])
-        return {_hashes(self.r_hash)[row].decode(): versions[codes[row]] for row in rows.tolist()}
+        read = _hashes(self.r_hash)[since:]
+        rows = np.flatnonzero(np.isin(read, wanted))
+        versions, codes = self.strings["version"].values, _np(self.r_codes["version"])[since:]
+        return {read[row].decode(): versions[codes[row]] for row in rows.tolist()}
 
     @property
     def record_count(self) -> int:
