@@ -306,6 +306,8 @@ class MirrorRead:
     #: the specs whose tarball names a compiler by the hash of its record (``COMPILER_LATER``
     #: around it): its version is put in once every record is read (``name_compilers``)
     unnamed: list[str] = field(default_factory=list)
+    #: the size of a tarball named so, where the layout can tell (its file on disk)
+    size_of: Callable[[MirrorRead, str], float | None] = field(default=lambda read, tarball: None)
     #: the layout's ``tarball`` and ``later``, given this read: they do not close over it,
     #: as a cycle would keep every mirror's read (its spec files' names, its manifests'
     #: tarballs: some 70 MB a mirror at a million specs) while a load pauses the collector
@@ -342,7 +344,8 @@ class MirrorRead:
         versions = versions_of({path.split(COMPILER_LATER)[1] for _, (path, _) in named})
         for hash, (path, size) in named:
             parts = path.split(COMPILER_LATER)
-            tarballs[hash] = (versions.get(parts[1], "none").join(parts[::2]), size)
+            path = versions.get(parts[1], "none").join(parts[::2])
+            tarballs[hash] = (path, self.size_of(self, path) if size is None else size)
         self.unnamed = []
 
     def later(self, listed: set[str]) -> None:

@@ -81,6 +81,8 @@ def read(folder: Path, index: Path, copy: bool = False) -> MirrorRead:
     read.tarball_of = lambda read, hash, entry: _v2_tarball(
         folder, hash, entry, stems.get(hash), look=not copy, read=read
     )
+    if not copy:  # a tarball named once its compiler's version is known: its size then
+        read.size_of = lambda _, tarball: _size_on_disk(folder, tarball)
 
     def later(read: MirrorRead, listed: set[str]) -> None:
         """Without an index, every spec file; beside one, none: Spack lists what the index
@@ -158,13 +160,21 @@ def _v2_tarball(
     size = entry.get("archive_size")
     if not isinstance(size, int | float) or isinstance(size, bool):
         size = None
-    if size is None and look:
-        try:
-            size = float(os.stat(os.path.join(folder, below)).st_size)
-        except OSError:
-            size = None
     # named below the mirror's root, as Spack's URLs are (never the server's own folders)
-    return (f"build_cache/{below}" if folder.name == "build_cache" else below), size
+    tarball = f"build_cache/{below}" if folder.name == "build_cache" else below
+    if size is None and look and COMPILER_LATER not in tarball:  # else once it is named
+        size = _size_on_disk(folder, tarball)
+    return tarball, size
+
+
+def _size_on_disk(folder: Path, tarball: str) -> float | None:
+    """The size of a tarball named below a v2 mirror's root, where its file is; None where
+    there is none."""
+    below = tarball.removeprefix("build_cache/") if folder.name == "build_cache" else tarball
+    try:
+        return float(os.stat(os.path.join(folder, below)).st_size)
+    except (OSError, ValueError):
+        return None
 
 
 def _compiler_part(node: dict, hash: str, read: MirrorRead | None) -> str:
