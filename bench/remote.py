@@ -75,6 +75,8 @@ READ_FILES = (
 #: Seconds a start may take: a million specs on two cores shared with other loads took more
 #: than ten minutes.
 READY_LIMIT = 1800
+#: the sizes issue 37's targets name, and the peak RSS (MB) allowed at each
+TARGET_SIZES = {250_000: 1024, 1_000_000: 3072}
 POINT = "query($h: String!) { spec(hash: $h) { hash version compiler { name } stacks { name } } }"
 
 
@@ -571,6 +573,54 @@ def report(results: list[RemoteResult]) -> list[str]:
                 "",
             ]
     return lines
+
+
+def targets(local: list, remote: list[RemoteResult]) -> list[str]:
+    """Issue 37's table, every figure of this run against its target: ``local`` the mirror
+    workload's results (``bench.benchmark.MirrorResult``: the same tree from its path), at
+    the sizes the issue names (250,000 and 1,000,000 specs) only."""
+    local = [m for m in local if m.size in TARGET_SIZES]
+    remote = [r for r in remote if r.size in TARGET_SIZES]
+    if not (local or remote):
+        return []
+    lines = ["### Issue 37's targets, this run", "", "| figure | measured | target | |",
+             "|---|---|---|---|"]  # fmt: skip
+
+    def row(figure: str, measured: str, target: str, ok: bool) -> None:
+        lines.append(f"| {figure} | {measured} | {target} | {verdict(ok)} |")
+
+    for r in remote:
+        for t in r.transports:
+            row(f"{r.size:,} specs over {t.transport}: cold start",
+                f"{t.cold:.1f} s, {t.cold / t.floor:.2f}× the floor ({t.floor:.1f} s)",
+                "≤ 1.3× the floor", t.cold <= 1.3 * t.floor)  # fmt: skip
+    for m in local:
+        row(f"{m.size:,} specs from a local path, spec files present: cold start",
+            f"{m.cold:.1f} s, {m.cold / m.floor:.2f}× the index floor ({m.floor:.1f} s)",
+            "≤ 1.3× the index floor", m.cold <= 1.3 * m.floor)  # fmt: skip
+    peaks = [(f"{m.size:,} specs, local path", m.size, m.rss) for m in local]
+    peaks += [(f"{r.size:,} specs over {t.transport}", r.size, t.rss)
+              for r in remote for t in r.transports]  # fmt: skip
+    for what, size, rss in peaks:
+        limit = TARGET_SIZES[size]
+        row(f"peak RSS, {what}", f"{rss:,.0f} MB", f"≤ {limit // 1024} GB", rss <= limit)
+    for r in remote:
+        seconds, per_mirror, changed = r.refresh
+        row(f"a refresh with nothing changed, 100 mirrors ({r.size:,} specs)",
+            f"{seconds:.2f} s, {per_mirror:.1f} requests a mirror, "
+            f"{'a rebuild' if changed else 'no rebuild'}", "≤ 1 s, ≤ 2 requests, no rebuild",
+            seconds <= 1 and per_mirror <= 2 and not changed)  # fmt: skip
+        took, idle, during, steady, peak = r.change
+        cold = next((t.cold for t in r.transports if t.transport == "http"), 0.0)
+        if took:
+            row(f"one mirror of twelve changed ({r.size:,} specs in all): new data answered",
+                f"{took:.2f} s = {took / cold:.2f} of the cold start", "≤ ⅓ of a cold start",
+                took <= cold / 3)  # fmt: skip
+            row("point-query p99 during that rebuild", f"{during:.2f} ms (idle {idle:.2f})",
+                "≤ 3× idle", during <= 3 * idle)  # fmt: skip
+            row("RSS during that rebuild", f"{peak:,.0f} MB (steady {steady:,.0f} + a store "
+                f"{r.store:,.0f})", "≤ steady + one store", peak <= steady + r.store)  # fmt: skip
+    return [*lines, ""]
 
 
 def main() -> None:
