@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cachegraph.graph import MirrorSource
 from cachegraph.graph.changes import ChangeLog
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits, ca_bundle_problem
+from cachegraph.graph.sources.locations import is_url
 from cachegraph.graph.sources.mirrors import mirrors_file
 from cachegraph.graph.store.view import KEPT_BYTES
 
@@ -56,8 +57,9 @@ class Settings:
     )
     mirrors_file: str = _setting(
         "",
-        "a YAML or JSON file (or its URL) listing mirrors: {mirrors: [{name, tag, stack, "
-        "path}]}, or the public cache indexer's {TAG: [{label, url}]}",
+        "a YAML or JSON file (or its URL: read again at each refresh, a copy kept in the cache "
+        "directory) listing mirrors: {mirrors: [{name, tag, stack, path}]}, or the public cache "
+        "indexer's {TAG: [{label, url}]}",
         "PATH",
     )
     refresh: float = _setting(
@@ -68,8 +70,9 @@ class Settings:
     )
     remote_sizes: bool = _setting(
         True,
-        "fetch each remote v3 mirror's spec manifests once its data is served (a request a "
-        "spec, kept in the cache directory) for sizes and tarballs, then load again",
+        "fetch each remote v3 mirror's spec manifests, and each OCI mirror's image manifests, "
+        "once its data is served (a request a spec, kept in the cache directory) for sizes "
+        "and tarballs, then load again",
     )
     index_first_bytes: int = _setting(
         32 << 20,
@@ -282,7 +285,8 @@ class Settings:
 
     def mirror_sources(self) -> list[MirrorSource]:
         """Every mirror the settings name; ValueError says which is wrong."""
-        return mirror_sources(self.mirror + self.index, self.mirrors_file, self.fetch_limits())
+        return mirror_sources(self.mirror + self.index, self.mirrors_file, self.fetch_limits(),
+                              self.cache_dir)  # fmt: skip
 
     def data_sources(self, mirrors: list[MirrorSource] | None = None) -> DataSources:
         """Where the server's data comes from, as the settings say (``mirrors``: those the
@@ -297,6 +301,9 @@ class Settings:
             fetch_limits=self.fetch_limits(),
             index_first_bytes=None if self.index_first_bytes < 0 else self.index_first_bytes,
         )
+        if is_url(self.mirrors_file):  # read again at each check: its mirrors come and go
+            sources.listing = self.mirrors_file
+            sources.listed = sources.mirrors[len(self.mirror + self.index) :]
         sources.changes = self.change_log(sources.remote())
         return sources
 
@@ -394,15 +401,21 @@ def env_name(name: str) -> str:
 
 
 def mirror_sources(
-    texts: Iterable[str], listing: str = "", limits: FetchLimits | None = None
+    texts: Iterable[str],
+    listing: str = "",
+    limits: FetchLimits | None = None,
+    cache_dir: str = "",
 ) -> list[MirrorSource]:
-    """The mirrors of ``TAG:STACK=PATH`` texts and of a mirrors file (a path or a URL, fetched
-    within ``limits``); ValueError names a bad one."""
+    """The mirrors of ``TAG:STACK=PATH`` texts, then those of a mirrors file (a path or a
+    URL, fetched within ``limits`` and kept in the cache directory, ``cache_dir`` or the
+    default one); ValueError names a bad one."""
     found = [MirrorSource.parse(text) for text in texts]
     if not listing:
         return found
+    from cachegraph.graph.sources.remote import default_cache_dir
+
     with Fetcher(limits) as fetcher:
-        return found + mirrors_file(listing, fetcher)
+        return found + mirrors_file(listing, fetcher, cache_dir or default_cache_dir())
 
 
 def flag_name(name: str) -> str:

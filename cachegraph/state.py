@@ -28,6 +28,9 @@ from cachegraph.graph.sources import files
 from cachegraph.graph.sources.fetch import Fetcher, FetchLimits
 from cachegraph.graph.sources.layouts import checked as remote_checked
 from cachegraph.graph.sources.loader import sources_of
+from cachegraph.graph.sources.locations import redacted
+from cachegraph.graph.sources.mirrors import mirrors_file
+from cachegraph.graph.sources.reader import STALE_COPY
 from cachegraph.graph.sources.remote import (
     UNUSED_SECONDS,
     MirrorWatch,
@@ -64,6 +67,10 @@ class DataSources:
     #: first, its spec manifests read by a later load (``graph.sources.loader.index_first``);
     #: None: every mirror read whole
     index_first_bytes: int | None = None
+    #: a mirrors file at a URL, read again at each check (``listed``: the last of
+    #: ``mirrors``, which it listed when last read)
+    listing: str = ""
+    listed: list[MirrorSource] = field(default_factory=list)
     #: the mirrors the last load read by their index only: a later load reads them whole
     index_first: list[str] = field(default_factory=list)
     #: the sources' fingerprint being worked out, started before the first load
@@ -74,6 +81,10 @@ class DataSources:
     _local: list[MirrorSource] | None = field(default=None, init=False, repr=False)
     #: each local source's fingerprint at the last check, by label
     _seen: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    #: the index hash of each remote mirror's copy the data served was loaded from
+    _served: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    #: whether a check reads the mirrors file again (not the first: read at start)
+    _relist: bool = field(default=False, init=False, repr=False)
     #: the index hash of each remote mirror's copy at the last check, by label
     _held: dict[str, str] | None = field(default=None, init=False, repr=False)
 
@@ -83,8 +94,8 @@ class DataSources:
         self.cache_dir = os.path.abspath(self.cache_dir) if self.cache_dir else ""
 
     def remote(self) -> bool:
-        """Whether any mirror is remote (then each load checks them first)."""
-        return any(m.url for m in self.mirrors)
+        """Whether any mirror (or the mirrors file) is remote: then each load checks them."""
+        return bool(self.listing) or any(m.url for m in self.mirrors)
 
     def check_sources(self) -> bool:
         """With a remote mirror, check every source (``graph.sources.source``): a remote
@@ -95,12 +106,14 @@ class DataSources:
             return False
         with Fetcher(self.fetch_limits) as fetcher:
             cache_dir = self.cache_dir or default_cache_dir()
+            relisted = self._read_listing(fetcher, cache_dir)
             checking = Checking(fetcher, cache_dir, self.watches, self._seen, remote_checked)
             found, changed = checked(sources_of(self.paths, self.mirrors), checking)
+            changed = changed or relisted
         self._local = [s for s in found if isinstance(s, MirrorSource)]
         # A copy another process sharing the cache directory brought up to date (a worker
         # of --workers, which found the change first) is a change to this one too.
-        held = {m.label: held_state(m.path).hash for m in self._local if m.url}
+        held = self.held_hashes()
         changed = changed or (self._held is not None and held != self._held)
         self._held = held
         removed = unused_copies(cache_dir)
@@ -110,12 +123,33 @@ class DataSources:
                      UNUSED_SECONDS // 86400)  # fmt: skip
         return changed
 
+    def _read_listing(self, fetcher: Fetcher, cache_dir: str) -> bool:
+        """Read the mirrors file at a URL again; whether the mirrors it lists changed (then
+        they replace those it listed before). One that cannot be read keeps them."""
+        if not self.listing:
+            return False
+        if not self._relist:  # the first check: the file was read a moment ago, at start
+            self._relist = True
+            return False
+        try:
+            listed = mirrors_file(self.listing, fetcher, cache_dir)
+        except ValueError as exc:
+            log.warning("%s; keeping the %s it listed", exc, counted(len(self.listed), "mirror"))
+            return False
+        if listed == self.listed:
+            return False
+        named = self.mirrors[: len(self.mirrors) - len(self.listed)]
+        self.mirrors, self.listed = named + listed, listed
+        log.info("the mirrors file %s changed: it lists %s", redacted(self.listing),
+                 counted(len(listed), "mirror"))  # fmt: skip
+        return True
+
     def record_changes(self, graph: CacheGraph, at_start: bool) -> None:
         """Record in the change log what this load changed in each mirror (``at_start``: the
         first load, which finds what changed while the server was down)."""
         if self.changes is None:
             return
-        held = {m.label: held_state(m.path).hash for m in self.local_mirrors() if m.url}
+        held = self.held_hashes()
         mirrors = [
             Watched(m.name, m.tag, m.stack, held.get(m.name, "")) for m in graph.mirrors.values()
         ]
@@ -124,6 +158,25 @@ class DataSources:
             record_changes(self.changes, graph.store, mirrors, at_start)
         except OSError as exc:
             log.warning("cannot keep the change log in %s: %s", self.changes.folder, exc)
+
+    def held_hashes(self) -> dict[str, str]:
+        """The index hash of each remote mirror's copy, by label."""
+        return {m.label: held_state(m.path).hash for m in self.local_mirrors() if m.url}
+
+    def served(self) -> None:
+        """A load of every copy held is served: no mirror's new index waits refused."""
+        self._served = self.held_hashes()
+        for watch in self.watches.values():
+            watch.refused = ""
+
+    def refused(self, why: str) -> None:
+        """A load was refused: each remote mirror whose copy changed since the data served
+        is marked stale, saying why (until a load of it is served: a later check finds its
+        copy unchanged and does not try again)."""
+        for name, held in self.held_hashes().items():
+            watch = self.watches.get(name)
+            if watch is not None and self._served.get(name) != held:
+                watch.refused = f"its new index is not served: {why}"
 
     def bundled(self) -> bool:
         """Whether nothing was given: the bundled pages and mirrors are served."""
@@ -349,6 +402,7 @@ class State:
             self.last = Outcome(False, time.time(), "no data loaded: " + report.summary(), problems)
             raise NoData("; ".join([*problems[:5], report.summary()]))
         self.graph, self.report = graph, report
+        self.sources.served()
         await anyio.to_thread.run_sync(self.sources.record_changes, graph, True)
         settle(collect=False)
         self._save_snapshot(key)
@@ -382,9 +436,11 @@ class State:
                 )  # fmt: skip
                 summary = f"reload refused ({why}); still serving the previous data"
                 self.last = Outcome(False, time.time(), summary, problems)
+                self.sources.refused(f"its load was refused ({why})")
                 log.error("%s", summary)
             else:
                 self.swap(graph, report)
+                self.sources.served()
                 await anyio.to_thread.run_sync(self.sources.record_changes, graph, False)
                 self._save_snapshot(key)
                 warm(graph)
@@ -427,10 +483,29 @@ class State:
         once built). None when nothing changed."""
         async with self._lock:
             changed = await anyio.to_thread.run_sync(self.sources.check_sources)
-        if not changed:
-            return None
+            if not changed:
+                self._forget_recovered()
+                return None
         log.info("a remote mirror changed: loading again")
         return await self.reload(checked=True)
+
+    def _forget_recovered(self) -> None:
+        """Drop the served load's warnings that a mirror's copy is served stale, for each
+        mirror whose check succeeds again: its copy is its index (a changed one is loaded
+        again, and the new load says so afresh)."""
+        report = self.report
+        if report is None:
+            return
+        recovered = {w.url for w in self.sources.watches.values() if not w.error}
+        kept = [p for p in report.problems
+                if not (p.message.endswith(STALE_COPY) and p.path in recovered)]  # fmt: skip
+        if len(kept) == len(report.problems):
+            return
+        report.problems = kept  # one assignment: a reader has the list before or after
+        if self.last is not None and self.last.ok:
+            self.last = dataclasses.replace(
+                self.last, summary=report.summary(), problems=[str(p) for p in kept]
+            )
 
     def _save_snapshot(self, key: str) -> None:
         if key:

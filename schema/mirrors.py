@@ -62,15 +62,18 @@ class MirrorFreshness:
         return round(time.time() - self.watch.last_change, 3) if self.watch.last_change else None
 
     @strawberry.field(
-        description="Whether its last check failed: the last good data is served, and "
-        "`error` says what failed."
+        description="Whether its last check failed, or the load of its new index was "
+        "refused: the last good data is served, and `error` says why."
     )
     def stale(self) -> bool:
         return self.watch.stale
 
-    @strawberry.field(description="What failed at the last check; null when it succeeded.")
+    @strawberry.field(
+        description="What failed at the last check, or why its new index is not served; "
+        "null when neither."
+    )
     def error(self, info: Info) -> str | None:
-        return shown_text(info, self.watch.error) if self.watch.error else None
+        return shown_text(info, self.watch.problem) if self.watch.problem else None
 
     @strawberry.field(description="Checks made since the server started.")
     def checks(self) -> int:

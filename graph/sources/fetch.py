@@ -502,6 +502,8 @@ def _boto3_credentials() -> Any:
         from obstore.auth.boto3 import Boto3CredentialProvider
     except ImportError:
         return None
+    # botocore says at INFO where it found credentials, at every fetch: not news to an operator
+    logging.getLogger("botocore.credentials").setLevel(logging.WARNING)
     try:
         session = boto3.Session()
         if session.get_credentials() is None:

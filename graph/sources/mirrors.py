@@ -16,9 +16,12 @@ the loader adds it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -191,18 +194,23 @@ class MirrorSource:
         return cls(tag, stack, Path(location.removeprefix("file://")), name, view)
 
 
+log = logging.getLogger("cachegraph")
+
 #: What a mirrors file may hold: a line or two a mirror, 100,000 mirrors and more.
 MAX_MIRRORS_FILE_BYTES = 16 << 20
 
 
-def mirrors_file(path: str | os.PathLike, fetcher: Any = None) -> list[MirrorSource]:
+def mirrors_file(
+    path: str | os.PathLike, fetcher: Any = None, cache_dir: str = ""
+) -> list[MirrorSource]:
     """The mirrors a YAML or JSON file lists, in either of two shapes.
 
     ``{"mirrors": [{"tag": T, "stack": S, "path": P, "name": N?}, ...]}``, or the
     public cache indexer's output, ``{TAG: [{"label": STACK, "url": P}, ...]}``
     (paths, ``file://`` or remote URLs). The file itself may be at a URL (fetched with
-    ``fetcher``, a ``graph.sources.fetch.Fetcher``). Relative locations are taken from the
-    file's folder or URL. Raises ValueError saying what is wrong.
+    ``fetcher``, a ``graph.sources.fetch.Fetcher``; a copy kept in ``cache_dir``, read when
+    the URL cannot be). Relative locations are taken from the file's folder or URL. Raises
+    ValueError saying what is wrong.
     """
     text_path = os.fspath(path)
     remote = is_url(text_path)
@@ -210,16 +218,14 @@ def mirrors_file(path: str | os.PathLike, fetcher: Any = None) -> list[MirrorSou
     try:
         # not waiting on a FIFO, nor reading /dev/zero until memory runs out
         data = (
-            _fetched_listing(text_path, fetcher)
+            _fetched_listing(text_path, fetcher, cache_dir)
             if remote
             else read_regular(where, MAX_MIRRORS_FILE_BYTES)
         )
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
     try:
-        text = decode_text(data)
-        yaml = text_path.rsplit("?", 1)[0].endswith((".yaml", ".yml"))
-        doc = load_yaml(text) if yaml else load_json(text)
+        doc = _listing_document(decode_text(data), text_path.rsplit("?", 1)[0])
     except BadRecord as exc:
         raise ValueError(f"{where}: {exc.message}") from None
     if isinstance(doc, dict) and isinstance(doc.get("mirrors"), list):
@@ -260,22 +266,65 @@ def mirrors_file(path: str | os.PathLike, fetcher: Any = None) -> list[MirrorSou
     return found
 
 
-def _fetched_listing(url: str, fetcher: Any) -> bytes:
-    """A mirrors file at a URL (the public cache's ``cache_spack_io_index.json``)."""
+def _listing_document(text: str, name: str) -> Any:
+    """A mirrors file's document: YAML or JSON by its name's ending, else (a URL ending
+    otherwise) JSON if it is JSON, else YAML. BadRecord says what is wrong.
 
+    >>> _listing_document("mirrors: []", "https://h/list")
+    {'mirrors': []}
+    """
+    if name.endswith((".yaml", ".yml")):
+        return load_yaml(text)
+    if name.endswith(".json"):
+        return load_json(text)
+    try:
+        return load_json(text)
+    except BadRecord:
+        return load_yaml(text)
+
+
+def _fetched_listing(url: str, fetcher: Any, cache_dir: str = "") -> bytes:
+    """A mirrors file at a URL (the public cache's ``cache_spack_io_index.json``), kept in
+    ``cache_dir`` as it was last fetched: a restart with the network down reads that copy,
+    as it serves the mirrors' copies (with a warning)."""
     own = fetcher is None
     fetcher = fetcher or Fetcher()
+    copy = listing_copy(cache_dir, url) if cache_dir else None
     try:
         base, _, name = url.rstrip("/").rpartition("/")
         got = fetcher.get(Remote.parse(base), name, limit=MAX_MIRRORS_FILE_BYTES)
         if got.status != 200:
-            raise ValueError(f"{redacted(url)}: not found (HTTP {got.status})")
-        return got.data
+            raise FetchError(f"{redacted(url)}: not found (HTTP {got.status})")
     except FetchError as exc:
-        raise ValueError(exc.message) from None
+        if copy is None or not copy.is_file():
+            raise ValueError(exc.message) from None
+        fetched = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(copy.stat().st_mtime))
+        log.warning("%s; reading the copy of the mirrors file held from %s", exc.message, fetched)
+        return read_regular(copy, MAX_MIRRORS_FILE_BYTES)
     finally:
         if own:
             fetcher.close()
+    if copy is not None:
+        try:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            part = copy.with_name(f"{copy.name}.{os.getpid()}.partial")
+            part.write_bytes(got.data)
+            os.replace(part, copy)
+        except OSError as exc:
+            log.warning("cannot keep a copy of %s in %s: %s", redacted(url), copy.parent,
+                        exc.strerror)  # fmt: skip
+    return got.data
+
+
+def listing_copy(cache_dir: str | os.PathLike, url: str) -> Path:
+    """Where the copy of a mirrors file at ``url`` is kept: one per URL (credentials left
+    out: a rotated token is the same file), named by a digest.
+
+    >>> listing_copy("/c", "https://u:t@h/index.json") == listing_copy("/c", "https://h/index.json")
+    True
+    """
+    key = hashlib.sha256(redacted(url).encode()).hexdigest()[:24]
+    return Path(cache_dir) / "listings" / f"{key}.data"
 
 
 #: around the hash of a compiler's record in a tarball's name, until its version is known

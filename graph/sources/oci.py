@@ -193,7 +193,10 @@ def _oci_get(check: Check, url: str, headers: dict[str, str], dest: Path | None 
         check.headers["Authorization"] = f"Bearer {_token(check, params, credentials)}"
         got = check.http(url, headers={**headers, **check.headers}, dest=dest, limit=limit)
     else:
-        raise FetchError(f"{check.remote.shown}: the registry asks for authentication", 401)
+        wanted = "other credentials" if credentials else "credentials"
+        raise FetchError(f"{check.remote.shown}: the registry asks for authentication (give "
+                         f"{wanted}: CACHEGRAPH_OCI_USERNAME and CACHEGRAPH_OCI_PASSWORD)",
+                         401)  # fmt: skip
     return got
 
 

@@ -73,6 +73,10 @@ class Problem:
         return f"{where}: {self.severity}: {self.message}"
 
 
+#: how the warning of a remote mirror served from its copy ends (its check failed)
+STALE_COPY = "; serving the copy held (stale)"
+
+
 @dataclass
 class LoadReport:
     """What a load read, what it kept, and what was wrong."""
@@ -555,7 +559,7 @@ class Reader:
             read = read_mirror(source)
             if source.error:
                 why = source.error.removeprefix(f"{source.shown}: ")
-                read.problem(source.shown, f"{why}; serving the copy held (stale)", "warning")
+                read.problem(source.shown, why + STALE_COPY, "warning")
         shown = _shown_paths(copy, source.shown)
         self.report.mirrors += 1
         self.tags.add(source.tag)

@@ -328,11 +328,20 @@ class MirrorWatch:
     fetched_bytes: int = 0
     #: seconds the last check took
     seconds: float = 0.0
+    #: why the newest index held is not the one served: the load that read it was refused
+    #: ("" when what is served is the held index's)
+    refused: str = ""
 
     @property
     def stale(self) -> bool:
-        """Whether what is served may be older than the mirror: its last check failed."""
-        return bool(self.error)
+        """Whether what is served may be older than the mirror: its last check failed, or
+        the load of its new index was refused."""
+        return bool(self.error or self.refused)
+
+    @property
+    def problem(self) -> str:
+        """Why it is stale ("" when it is not)."""
+        return self.error or self.refused
 
     def record(self, synced: Synced, now: float) -> None:
         self.checks += 1
@@ -353,10 +362,10 @@ class MirrorWatch:
 def log_change(watch: MirrorWatch, synced: Synced) -> None:
     """Say what changed for an operator: a mirror going stale (once, not at every failed
     check), coming back, or changing its index."""
-    if synced.error and not watch.stale:
+    if synced.error and not watch.error:
         kept = "serving its last good data (stale)" if synced.copy else "it holds nothing yet"
         log.warning("mirror %s: %s; %s", watch.name, synced.error, kept)
-    elif not synced.error and watch.stale:
+    elif not synced.error and watch.error:
         log.info("mirror %s: reachable again", watch.name)
     if synced.changed and watch.checks:
         log.info("mirror %s: its index changed (%s bytes)", watch.name, f"{synced.held.size:,}")

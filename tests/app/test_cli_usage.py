@@ -101,6 +101,11 @@ def test_a_commands_unknown_option_is_said_with_that_commands_usage(args, error,
          "number"),
         (["serve", "--timeout", "1s"], "cachegraph: error: --timeout: '1s' is not a number"),
         (["serve", "--max-depth", "0"], "cachegraph: error: --max-depth 0: must be at least 1"),
+        (["serve", "--mirror", "http://host/m"], "cachegraph: error: --mirror: expected "
+         "TAG:STACK=PATH, got 'http://host/m'"),
+        (["serve", "--mirror", "a:b=ftp://u:pw@host/m"], "cachegraph: error: --mirror: "
+         "ftp://host/m: the URL scheme 'ftp' is not one a mirror is read from (http, https, s3, "
+         "gs, oci, oci+http or file)"),
     ],
 )  # fmt: skip
 def test_usage_errors_exit_2_in_one_line(args, error, tmp_path, capsys, monkeypatch):

@@ -194,3 +194,134 @@ def test_an_oci_mirrors_sizes_come_once_it_is_served(oci_registry, tmp_path):
     assert [n["size"] for n in first] == [None] * len(first)  # served before the sizes came
     assert {n["hash"]: {"tarball": n["tarball"], "size": n["size"]} for n in got} == expected
     assert sum(n["size"] is not None for n in got) == len(pushed)
+
+
+def _until(ask, done, what: str):
+    """``ask()`` again, a refresh period apart, until ``done`` holds of its answer."""
+    for _ in range(POLLS):
+        got = ask()
+        if done(got):
+            return got
+        time.sleep(0.2)
+    raise AssertionError(f"never {what}: {got}")
+
+
+def _without(installs: dict, name: str) -> bytes:
+    """An index without the record of package ``name``, which another record depends on."""
+    dropped = {h: r for h, r in installs.items() if r["spec"]["name"] != name}
+    assert len(dropped) == len(installs) - 1
+    return json.dumps({"database": {"version": "8", "installs": dropped}}).encode()
+
+
+def test_a_refused_new_index_leaves_its_mirror_stale_saying_why(http_server, tmp_path):
+    """A changed index with more errors than the data served is refused (``State.reload``):
+    the mirror is stale with the reason until an index that loads is served, though its
+    copy is the new index and later checks find nothing changed."""
+    url = http_server.publish(MPIGDB)
+    name = url.rsplit("/", 1)[1]
+    index = MPIGDB / "build_cache" / "index.json"
+    installs = json.loads(index.read_text())["database"]["installs"]
+    mirror = lambda c: _ask(c)["mirrors"][0]  # noqa: E731
+    fresh = {"name": "develop/m", "specCount": 27, "freshness": {"stale": False, "error": None}}
+    with TestClient(create_app(settings=_settings(tmp_path, f"develop:m={url}"))) as client:
+        shown = lambda m: {**m, "freshness": {k: m["freshness"][k] for k in ("stale", "error")}}  # noqa: E731
+        assert shown(mirror(client)) == fresh
+        http_server.replace(f"{name}/build_cache/index.json.hash", b"")
+        http_server.replace(f"{name}/build_cache/index.json", _without(installs, "hwloc"))
+        refused = _until(lambda: shown(mirror(client)), lambda m: m["freshness"]["stale"],
+                         "stale")  # fmt: skip
+        assert refused == {
+            "name": "develop/m",
+            "specCount": 27,  # the data served before
+            "freshness": {
+                "stale": True,
+                "error": "its new index is not served: its load was refused (1 error, more "
+                "than the 0 of the data served)",
+            },
+        }
+        watch = client.app.state.cache.sources.watches["develop/m"]
+        checks = watch.checks
+        _until(lambda: watch.checks, lambda n: n >= checks + 2, "checked twice more")
+        assert shown(mirror(client)) == refused  # nothing changed since: still said
+        http_server.replace(f"{name}/build_cache/index.json", index.read_bytes())
+        assert _until(lambda: shown(mirror(client)), lambda m: not m["freshness"]["stale"],
+                      "fresh again") == fresh  # fmt: skip
+
+
+def test_a_mirror_reachable_again_is_no_longer_said_stale(http_server, tmp_path):
+    """A server started while a mirror's server is down serves its copy with a warning; once
+    the mirror answers again (its index unchanged: nothing is loaded again) the warning is
+    gone from the load's problems and ``/readyz``."""
+    url = http_server.publish(MPIGDB)
+    name = url.rsplit("/", 1)[1]
+    settings = _settings(tmp_path, f"develop:m={url}")
+    with TestClient(create_app(settings=settings)) as client:
+        assert _ask(client)["mirrors"][0]["freshness"]["stale"] is False  # the copy is kept
+    away = http_server.root / f"{name}.away"
+    (http_server.root / name).rename(away)
+    problems = "{ loadStatus { problems { nodes { path severity message } } } }"
+    with TestClient(create_app(settings=settings)) as client:
+        said = _ask(client, problems)["loadStatus"]["problems"]["nodes"]
+        assert said == [{
+            "path": url,
+            "severity": "warning",
+            "message": "no build-cache index (neither v3/manifests/index/index.manifest.json "
+            "nor build_cache/index.json); serving the copy held (stale)",
+        }]  # fmt: skip
+        assert client.get("/readyz").json()["last_load"]["problem_count"] == 1
+        away.rename(http_server.root / name)
+        _until(lambda: _ask(client)["mirrors"][0]["freshness"]["stale"], lambda s: not s,
+               "reachable again")  # fmt: skip
+        assert _ask(client, problems)["loadStatus"]["problems"]["nodes"] == []
+        assert client.get("/readyz").json()["last_load"]["problem_count"] == 0
+        assert _ask(client)["stats"]["specCount"] == _installs(MPIGDB)
+
+
+def _listing(http_server, text: str) -> str:
+    """A mirrors file served beside the published mirrors; its URL."""
+    name = f"listing-{next(http_server.names)}.json"
+    http_server.replace(name, text.encode())
+    return f"{http_server.url}/{name}"
+
+
+def test_a_remote_mirrors_file_is_read_again_at_each_check_and_kept(http_server, tmp_path):
+    """The public indexer's shape at a URL, with relative URLs: a mirror added to it is served
+    after a refresh; a restart that cannot fetch it reads the copy kept in the cache
+    directory, and serves the mirrors' copies, stale."""
+    first = http_server.publish(MPIGDB).rsplit("/", 1)[1]
+    second = http_server.publish(TEST).rsplit("/", 1)[1]
+    one = json.dumps({"develop": [{"label": "a", "url": first}]})
+    url = _listing(http_server, one)
+    settings = Settings(mirrors_file=url, refresh=0.2, cache_dir=str(tmp_path / "cache"))
+    names = "{ mirrors { name specCount freshness { stale } } }"
+    with TestClient(create_app(settings=settings)) as client:
+        assert _ask(client, names)["mirrors"] == [
+            {"name": "develop/a", "specCount": 27, "freshness": {"stale": False}}
+        ]
+        both = {"develop": [{"label": "a", "url": first}, {"label": "b", "url": second}]}
+        http_server.replace(url.rsplit("/", 1)[1], json.dumps(both).encode())
+        served = _until(lambda: _ask(client, names)["mirrors"], lambda m: len(m) == 2,
+                        "the second mirror served")  # fmt: skip
+    assert served == [
+        {"name": "develop/a", "specCount": 27, "freshness": {"stale": False}},
+        {"name": "develop/b", "specCount": 6, "freshness": {"stale": False}},
+    ]
+    for gone in (url.rsplit("/", 1)[1], first, second):  # the network down, as nginx sees it
+        (http_server.root / gone).rename(http_server.root / f"{gone}.away")
+    with TestClient(create_app(settings=settings)) as client:
+        assert _ask(client, names)["mirrors"] == [
+            {"name": "develop/a", "specCount": 27, "freshness": {"stale": True}},
+            {"name": "develop/b", "specCount": 6, "freshness": {"stale": True}},
+        ]
+
+
+def test_a_mirrors_file_at_a_url_without_an_ending_may_be_yaml(http_server, tmp_path):
+    first = http_server.publish(MPIGDB).rsplit("/", 1)[1]
+    name = f"listing-{next(http_server.names)}"
+    http_server.replace(name, f"mirrors:\n  - {{tag: develop, stack: a, path: {first}}}\n".encode())
+    settings = Settings(mirrors_file=f"{http_server.url}/{name}", refresh=0,
+                        cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    with TestClient(create_app(settings=settings)) as client:
+        assert _ask(client, "{ mirrors { name specCount } }")["mirrors"] == [
+            {"name": "develop/a", "specCount": 27}
+        ]

@@ -304,6 +304,17 @@ def test_validate_takes_a_site_ca(https_server, test_ca, tmp_path):
         0, "0 pages, 0 spec files, 1 index, 1 mirror: 35 records, 35 specs, 1 tag; 0 errors, "
         "0 warnings",
     )  # fmt: skip
+    # The copy is held now: without the CA, it is what is validated, which is no validation
+    # of the mirror
+    held = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert (held.returncode, held.stdout.splitlines()) == (1, [
+        f"{url}: warning: {url}/build_cache/index.json: TLS certificate not trusted "
+        "(--ca-bundle names a site's CA); serving the copy held (stale)",
+        "0 pages, 0 spec files, 1 index, 1 mirror: 35 records, 35 specs, 1 tag; 0 errors, "
+        "1 warning",
+        "tags: develop",
+        "not validated against their servers (the copies held were): develop/m",
+    ])  # fmt: skip
 
 
 @pytest.mark.parametrize("layout", ["v2", "v3"])
