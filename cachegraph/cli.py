@@ -136,6 +136,7 @@ def _sources(args: argparse.Namespace, paths: list[str] | None = None) -> DataSo
     sources.paths = _data(args) if paths is None else paths
     sources.snapshot = ""  # a command reads its data; only a server keeps a snapshot
     sources.index_first_bytes = None  # and answers on the whole of it: no later load
+    sources.listing, sources.listed = "", []  # its mirrors file read once, by _mirrors
     return sources
 
 

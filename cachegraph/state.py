@@ -140,6 +140,8 @@ class DataSources:
             return False
         named = self.mirrors[: len(self.mirrors) - len(self.listed)]
         self.mirrors, self.listed = named + listed, listed
+        for gone in set(self.watches) - {m.label for m in self.mirrors}:
+            del self.watches[gone]  # no longer said stale, nor in /metrics
         log.info("the mirrors file %s changed: it lists %s", redacted(self.listing),
                  counted(len(listed), "mirror"))  # fmt: skip
         return True

@@ -265,4 +265,4 @@ def mirror_checks(G: CacheGraph) -> int:
     0
     """
     watches = G.memo.get(_WATCHES)
-    return sum(w.checks for w in watches.values()) if watches else 0
+    return sum(w.checks for w in list(watches.values())) if watches else 0
