@@ -375,7 +375,13 @@ class Fetcher:
         except Exception as exc:  # obstore's errors carry the request; name the kind only
             if sink is not None:
                 sink.close(ok=False)
-            raise FetchError(f"{shown}: {_object_reason(exc)}") from None
+            reason = _object_reason(exc)
+            if reason == "cannot connect" and remote.scheme == "s3":  # where it was tried
+                reason += (
+                    f" to {redacted(remote.endpoint) or 'AWS S3'} (S3_ENDPOINT_URL, "
+                    "AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)"
+                )
+            raise FetchError(f"{shown}: {reason}") from None
 
 
 class _Retry(Exception):

@@ -58,7 +58,9 @@ class _Bad(socketserver.BaseRequestHandler):
         how = path.strip("/").split("/")[0]
         send = self.request.sendall
         ASKED[how] += 1
-        if how == "down":  # every file, for ever
+        if path.startswith("/v2/basic/"):  # a registry wanting a password, none given
+            send(_answer("401 Unauthorized", headers=('WWW-Authenticate: Basic realm="r"',)))
+        elif how == "down":  # every file, for ever
             send(_answer("503 Service Unavailable", headers=("Retry-After: 0",)))
         elif not path.endswith("build_cache/index.json"):
             send(_answer("404 Not Found"))
@@ -215,3 +217,13 @@ def test_a_mirror_gone_down_while_its_sizes_are_fetched_is_left_for_its_next_che
         f"mirror {bad_server}/down: {GIVE_UP_AFTER} fetches of its sizes in a row failed; the "
         f"rest (of {specs}) are asked at its next check"
     ]
+
+
+def test_a_registry_asking_for_a_password_says_how_to_give_one(bad_server, tmp_path):
+    host = bad_server.removeprefix("http://")
+    with Fetcher(LIMITS) as fetcher:
+        synced = sync(Remote.parse(f"oci+http://{host}/basic/cache"), "", tmp_path, fetcher)
+    assert synced.error == (
+        f"oci+http://{host}/basic/cache: the registry asks for authentication (give "
+        "credentials: CACHEGRAPH_OCI_USERNAME and CACHEGRAPH_OCI_PASSWORD)"
+    )

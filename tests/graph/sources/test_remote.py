@@ -389,3 +389,19 @@ def test_a_restart_checks_the_mirrors_while_it_reads_the_snapshot(http_server, t
     _, changed, _, other = restarted()
     assert other not in ("", key)  # the copy fetched anew: loaded in full
     assert changed.store.n == graph.store.n
+
+
+def test_an_s3_store_that_cannot_be_reached_is_named(monkeypatch, tmp_path):
+    """The endpoint tried is said, and where it comes from: a missing or mistyped
+    ``AWS_ENDPOINT_URL`` is the usual cause."""
+    from tests.remote import free_port
+
+    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with Fetcher(FetchLimits(retries=0)) as fetcher:
+        synced = sync(Remote.parse("s3://bucket/m"), "", tmp_path, fetcher)
+    assert synced.error == (
+        f"s3://bucket/m/v3/manifests/index/index.manifest.json: cannot connect to {endpoint} "
+        "(S3_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)"
+    )
