@@ -648,6 +648,28 @@ def draw_mirror_variables(blobs: list[Path], result: MirrorResult) -> tuple:
     return chosen, constraints, deps, environment, largest, impacted, library
 
 
+def drawn_once(tree: Path, blobs: list[Path], result: MirrorResult) -> tuple:
+    """``draw_mirror_variables``, kept beside the tree (``.drawn.json``) for the same index
+    files: at a million specs drawing takes a quarter of an hour and 13 GB, and draws the
+    same variables every time (its seed is fixed)."""
+    kept = tree / ".drawn.json"
+    key = [[str(b), b.stat().st_size, b.stat().st_mtime_ns] for b in blobs]
+    if kept.exists():
+        found = orjson.loads(kept.read_bytes())
+        if found["key"] == key:
+            result.records, result.specs = found["records"], found["specs"]
+            result.dependents_of = found["dependents_of"]
+            return tuple(found["drawn"])
+    # Drawn in a function of their own: the parsed indices (some 8 GB at a million specs)
+    # are freed before the server starts, and leave the machine's memory to it.
+    drawn = draw_mirror_variables(blobs, result)
+    kept.write_bytes(orjson.dumps({
+        "key": key, "records": result.records, "specs": result.specs,
+        "dependents_of": result.dependents_of, "drawn": drawn,
+    }))  # fmt: skip
+    return drawn
+
+
 def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
     result = MirrorResult(size)
     tree = args.work / f"mirrors-{size}"
@@ -656,9 +678,7 @@ def run_mirror_size(size: int, args: argparse.Namespace) -> MirrorResult:
         synthesize_mirrors(tree, size, 2, 1)
         (tree / ".complete").write_text("")
     blobs = index_blobs(tree)
-    # Drawn in a function of their own: the parsed indices (some 8 GB at a million specs)
-    # are freed before the server starts, and leave the machine's memory to it.
-    drawn = draw_mirror_variables(blobs, result)
+    drawn = drawn_once(tree, blobs, result)
     chosen, constraints, deps, environment, largest, impacted, library = drawn
     tags = sorted({p.parent.name for p in tree.glob("*/*/")} - {tree.name})[:2]
 
@@ -1115,6 +1135,9 @@ def main() -> int:
         "--remote-mirror-sizes", default="", help="issue 37's remote mirrors (bench/remote.py)"
     )
     parser.add_argument("--remote-transports", default="http,s3,oci")
+    parser.add_argument(
+        "--remote-no-sizes", action="store_true", help="skip the v3 sizes' arrival (no target)"
+    )
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument(
         "--short",
@@ -1139,28 +1162,49 @@ def main() -> int:
         print(f"peer: {peer_missing}", file=sys.stderr)
     print("a start on the seeds", flush=True)
     SEEDS_START[0] = seeds_start()
+    results: list[Result] = []
+    mirrors: list[MirrorResult] = []
+    caching: list = []
+    remote: list = []
+
+    def composed() -> str:
+        text = report(results, args, peer_missing, mirrors)
+        text += "\n".join(caching_report(caching, args)) + "\n" if caching else ""
+        if remote:
+            text += "\n".join(remote_mirrors.report(remote)) + "\n"
+            text += "\n".join(remote_mirrors.targets(mirrors, remote)) + "\n"
+        return text
+
+    def so_far() -> None:
+        """What is measured so far, beside --out: a run that stops half way keeps it."""
+        args.out.with_name(args.out.name + ".partial").write_text(composed())
+
     try:
-        results = [run_size(size, args, peer) for size in args.sizes]
+        for size in args.sizes:
+            results.append(run_size(size, args, peer))
+            so_far()
     finally:
         if peer is not None:
             peer.stop()
-    mirrors = [run_mirror_size(size, args) for size in args.mirror_sizes]
-    caching = [run_caching(tree_of(size, args), sample(tree_of(size, args)).hashes, size, args)
-               for size in args.cache_sizes]  # fmt: skip
-    remote = []
+    for size in args.mirror_sizes:
+        mirrors.append(run_mirror_size(size, args))
+        so_far()
+    for size in args.cache_sizes:
+        tree = tree_of(size, args)
+        caching.append(run_caching(tree, sample(tree).hashes, size, args))
+        so_far()
     if args.remote_mirror_sizes:
         from bench import remote as remote_mirrors  # it imports this module: asked for here only
 
         transports = args.remote_transports.split(",")
         sizes = [int(size) for size in args.remote_mirror_sizes.split(",") if size]
-        # The v3 sizes' arrival (a request a spec) at the smallest size only: at a million it
-        # takes longer than the rest together, and it is no target.
-        remote = [remote_mirrors.run_size(size, transports, args.work, size == min(sizes))
-                  for size in sizes]  # fmt: skip
-    text = report(results, args, peer_missing, mirrors)
-    text += "\n".join(caching_report(caching, args)) + "\n" if caching else ""
-    text += "\n".join(remote_mirrors.report(remote)) + "\n" if remote else ""
-    text += "\n".join(remote_mirrors.targets(mirrors, remote)) + "\n" if remote else ""
+        for size in sizes:
+            # The v3 sizes' arrival (a request a spec) at the smallest size only: at a
+            # million it takes longer than the rest together, and it is no target.
+            sized = size == min(sizes) and not args.remote_no_sizes
+            remote.append(remote_mirrors.run_size(size, transports, args.work, sized))
+            so_far()
+    text = composed()
     print(text)
     head = args.out.read_text().split("## Run")[0] if args.out.exists() else "# Benchmarks\n\n"
     args.out.write_text(head + text)

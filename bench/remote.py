@@ -467,8 +467,17 @@ def start_servers(work: Path, tree: Path, transports: list[str]) -> dict:
     servers["http"] = StaticServer(nginx, tree, work / "nginx-state", None)
     if "s3" in transports:
         weed = program("weed", Path(sys.executable).parent / "weed")
-        shutil.rmtree(storage(work, "s3"), ignore_errors=True)
-        servers["s3"] = SeaweedS3(weed, storage(work, "s3"))
+        for attempt in range(3):
+            shutil.rmtree(storage(work, "s3"), ignore_errors=True)
+            try:
+                servers["s3"] = SeaweedS3(weed, storage(work, "s3"))
+                break
+            except RuntimeError as exc:
+                # Once, after a 250,000 run, SeaweedFS took more than the tests' minute to
+                # accept a PUT (the machine writing back the run's gigabytes): a lost hour.
+                print(f"  [s3] {str(exc).splitlines()[0]}; starting it again", flush=True)
+                if attempt == 2:
+                    raise
     if "oci" in transports:
         binary = program("docker-registry", "/usr/bin/docker-registry")
         shutil.rmtree(storage(work, "oci"), ignore_errors=True)
