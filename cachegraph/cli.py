@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cachegraph.graph import CacheGraph, LoadReport, MirrorSource, deadline, load
 from cachegraph.graph.errors import CacheGraphError, TimedOut
+from cachegraph.graph.sources.remote import held_state
 from cachegraph.graph.words import counted
 
 from . import settings as config
@@ -205,7 +206,10 @@ def _timed_out(command: str, args: argparse.Namespace) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from .observe import configure_logging  # (imported already, by the settings' execution)
+
     settings = config.from_arguments(args, args.base)
+    configure_logging(settings.log_level, settings.log_format)  # before a mirrors file's fetch
     mirrors = _served_mirrors(args, settings)  # a bad mirror fails here, not in a worker
     try:
         settings.documents()  # and a bad trusted-documents file
@@ -224,9 +228,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from . import server
     from .app import create_app
-    from .observe import configure_logging
 
-    configure_logging(settings.log_level, settings.log_format)
     server.HEADER_TIMEOUT = settings.header_timeout
     server.raise_open_file_limit()
     options = dict(
@@ -513,12 +515,14 @@ def validate(args: argparse.Namespace) -> int:
         print("tags: " + (", ".join(report.tags) or "none"))
         for label, views in report.views.items():
             print(f"views of {label}: " + ", ".join(f"{v} (mirror {label}^{v})" for v in views))
-    # A remote mirror whose server could not be asked was validated from the copy held: that
-    # is no validation of the mirror (its warning says why).
-    unchecked = [w.name for w in sources.watches.values() if w.error]
-    if unchecked and not args.json:
-        print("not validated against their servers (the copies held were): " + ", ".join(unchecked))
-    return 0 if report.ok and not unchecked else 1
+    # A remote mirror whose server could not be asked is not validated, though its copy held
+    # may be (its warning says why).
+    unreached = [m for m in sources.local_mirrors() if m.url and m.error]
+    if unreached and not args.json:
+        print("not validated against their servers: " + ", ".join(
+            f"{m.label} ({'its copy held was' if held_state(m.path).hash else 'no copy held'})"
+            for m in unreached))  # fmt: skip
+    return 0 if report.ok and not unreached else 1
 
 
 def synth(args: argparse.Namespace) -> int:

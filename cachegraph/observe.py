@@ -262,7 +262,8 @@ class _RemoteMirrors:
         )
         stale = GaugeMetricFamily(
             "cachegraph_mirror_stale",
-            "1 when a remote mirror's last check failed: its last good data is served",
+            "1 when a remote mirror's last check failed, or the load of its new index was "
+            "refused: its last good data is served",
             labels=labels,
         )
         fetched = CounterMetricFamily(

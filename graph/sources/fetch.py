@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .locations import Remote, redacted
+from .locations import S3_ENDPOINT_VARIABLES, Remote, redacted, s3_endpoint_from
 
 # httpx2 logs each request's URL at INFO: the fetch's own errors say what a person needs,
 # and a URL given with credentials must never reach a log
@@ -377,10 +377,11 @@ class Fetcher:
                 sink.close(ok=False)
             reason = _object_reason(exc)
             if reason == "cannot connect" and remote.scheme == "s3":  # where it was tried
+                endpoint, variable = s3_endpoint_from()
                 reason += (
-                    f" to {redacted(remote.endpoint) or 'AWS S3'} (S3_ENDPOINT_URL, "
-                    "AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)"
-                )
+                    f" to {redacted(endpoint)} (from {variable})" if endpoint
+                    else f" to AWS S3 (none of {', '.join(S3_ENDPOINT_VARIABLES)} is set)"
+                )  # fmt: skip
             raise FetchError(f"{shown}: {reason}") from None
 
 

@@ -165,8 +165,17 @@ def s3_endpoint() -> str:
     'https://minio.site:9000'
     >>> del os.environ["S3_ENDPOINT_URL"]
     """
-    for name in ("S3_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"):
+    return s3_endpoint_from()[0]
+
+
+#: where an S3-compatible store's endpoint is read from, first found first
+S3_ENDPOINT_VARIABLES = ("S3_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+
+
+def s3_endpoint_from() -> tuple[str, str]:
+    """``s3_endpoint()`` and the variable it comes from (two empty strings: none set)."""
+    for name in S3_ENDPOINT_VARIABLES:
         value = os.environ.get(name, "").strip()
         if value:
-            return value if "://" in value else f"https://{value}"
-    return ""
+            return (value if "://" in value else f"https://{value}"), name
+    return "", ""

@@ -215,15 +215,24 @@ def mirrors_file(
     text_path = os.fspath(path)
     remote = is_url(text_path)
     where = redacted(text_path) if remote else Path(path)
+    copy = listing_copy(cache_dir, text_path) if remote and cache_dir else None
     try:
         # not waiting on a FIFO, nor reading /dev/zero until memory runs out
-        data = (
-            _fetched_listing(text_path, fetcher, cache_dir)
+        data, fetched = (
+            _fetched_listing(text_path, fetcher, copy)
             if remote
-            else read_regular(where, MAX_MIRRORS_FILE_BYTES)
+            else (read_regular(where, MAX_MIRRORS_FILE_BYTES), False)
         )
     except OSError as exc:
         raise ValueError(f"{where}: cannot be read: {exc.strerror}") from None
+    found = _listed(data, text_path, where, remote)
+    if fetched and copy is not None:  # kept once it reads as a mirrors file, never before
+        _keep(copy, data, where)
+    return found
+
+
+def _listed(data: bytes, text_path: str, where: Any, remote: bool) -> list[MirrorSource]:
+    """The mirrors a mirrors file's bytes list; ValueError says what is wrong."""
     try:
         doc = _listing_document(decode_text(data), text_path.rsplit("?", 1)[0])
     except BadRecord as exc:
@@ -279,17 +288,23 @@ def _listing_document(text: str, name: str) -> Any:
         return load_json(text)
     try:
         return load_json(text)
-    except BadRecord:
-        return load_yaml(text)
+    except BadRecord as as_json:
+        try:
+            return load_yaml(text)
+        except BadRecord as as_yaml:
+            json_says = as_json.message.removeprefix("not valid JSON: ")
+            yaml_says = as_yaml.message.removeprefix("YAML is not valid YAML: ")
+            raise BadRecord(f"neither valid JSON ({json_says}) nor valid YAML ({yaml_says})",
+                            as_yaml.line) from None  # fmt: skip
 
 
-def _fetched_listing(url: str, fetcher: Any, cache_dir: str = "") -> bytes:
-    """A mirrors file at a URL (the public cache's ``cache_spack_io_index.json``), kept in
-    ``cache_dir`` as it was last fetched: a restart with the network down reads that copy,
-    as it serves the mirrors' copies (with a warning)."""
+def _fetched_listing(url: str, fetcher: Any, copy: Path | None) -> tuple[bytes, bool]:
+    """A mirrors file at a URL (the public cache's ``cache_spack_io_index.json``), and
+    whether it was fetched: one that cannot be is read from its ``copy`` when there is one
+    (a restart with the network down, which serves the mirrors' copies too), with a
+    warning."""
     own = fetcher is None
     fetcher = fetcher or Fetcher()
-    copy = listing_copy(cache_dir, url) if cache_dir else None
     try:
         base, _, name = url.rstrip("/").rpartition("/")
         got = fetcher.get(Remote.parse(base), name, limit=MAX_MIRRORS_FILE_BYTES)
@@ -300,20 +315,21 @@ def _fetched_listing(url: str, fetcher: Any, cache_dir: str = "") -> bytes:
             raise ValueError(exc.message) from None
         fetched = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(copy.stat().st_mtime))
         log.warning("%s; reading the copy of the mirrors file held from %s", exc.message, fetched)
-        return read_regular(copy, MAX_MIRRORS_FILE_BYTES)
+        return read_regular(copy, MAX_MIRRORS_FILE_BYTES), False
     finally:
         if own:
             fetcher.close()
-    if copy is not None:
-        try:
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            part = copy.with_name(f"{copy.name}.{os.getpid()}.partial")
-            part.write_bytes(got.data)
-            os.replace(part, copy)
-        except OSError as exc:
-            log.warning("cannot keep a copy of %s in %s: %s", redacted(url), copy.parent,
-                        exc.strerror)  # fmt: skip
-    return got.data
+    return got.data, True
+
+
+def _keep(copy: Path, data: bytes, where: Any) -> None:
+    try:
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        part = copy.with_name(f"{copy.name}.{os.getpid()}.partial")
+        part.write_bytes(data)
+        os.replace(part, copy)
+    except OSError as exc:
+        log.warning("cannot keep a copy of %s in %s: %s", where, copy.parent, exc.strerror)
 
 
 def listing_copy(cache_dir: str | os.PathLike, url: str) -> Path:

@@ -313,6 +313,12 @@ def test_a_remote_mirrors_file_is_read_again_at_each_check_and_kept(http_server,
         stale = [line for line in client.get("/metrics").text.splitlines()
                  if line.startswith("cachegraph_mirror_stale{")]  # fmt: skip
         assert stale == ['cachegraph_mirror_stale{mirror="develop/b"} 0.0']
+        # a broken file: the mirrors it listed are kept, and so is the copy of it held
+        http_server.replace(url.rsplit("/", 1)[1], b'{"develop": [')
+        watch = client.app.state.cache.sources.watches["develop/b"]
+        checks = watch.checks
+        _until(lambda: watch.checks, lambda n: n >= checks + 2, "checked twice more")
+        assert _ask(client, names)["mirrors"] == [served[1]]
     served = [{**m, "freshness": {"stale": True}} for m in served]
     for gone in (url.rsplit("/", 1)[1], first, second):  # the network down, as nginx sees it
         (http_server.root / gone).rename(http_server.root / f"{gone}.away")
