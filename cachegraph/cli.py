@@ -209,6 +209,7 @@ def serve(args: argparse.Namespace) -> int:
     from .observe import configure_logging  # (imported already, by the settings' execution)
 
     settings = config.from_arguments(args, args.base)
+    _check_mirrors_given(args, settings)  # a usage error, said before anything else
     configure_logging(settings.log_level, settings.log_format)  # before a mirrors file's fetch
     mirrors = _served_mirrors(args, settings)  # a bad mirror fails here, not in a worker
     try:
@@ -258,25 +259,31 @@ def serve(args: argparse.Namespace) -> int:
     return 1 if state.graph is None and state.last is not None and state.last.finished else 0
 
 
-def _served_mirrors(args: argparse.Namespace, settings: config.Settings) -> list[MirrorSource]:
-    """The mirrors serve is given. A bad one exits naming its flag or variable: 2 for a
-    ``TAG:STACK=PATH`` that is not one (a usage error), 1 for a mirrors file that cannot be
-    read or is wrong."""
+def _given_as(args: argparse.Namespace, setting: str) -> str:
+    """How serve was given a setting: its flag, else its variable."""
+    return config.flag_name(setting) if getattr(args, setting) is not None else (
+        config.env_name(setting))  # fmt: skip
 
-    def given_as(setting: str) -> str:
-        return config.flag_name(setting) if getattr(args, setting) is not None else (
-            config.env_name(setting))  # fmt: skip
 
+def _check_mirrors_given(args: argparse.Namespace, settings: config.Settings) -> None:
+    """A ``TAG:STACK=PATH`` that is not one is a usage error: ValueError naming its flag or
+    variable (main says it, and exits 2)."""
     for setting in ("mirror", "index"):
         for text in getattr(settings, setting):
             try:
                 MirrorSource.parse(text)
-            except ValueError as exc:  # a usage error: main says it, and exits 2
-                raise ValueError(f"{given_as(setting)}: {exc}") from None
+            except ValueError as exc:
+                raise ValueError(f"{_given_as(args, setting)}: {exc}") from None
+
+
+def _served_mirrors(args: argparse.Namespace, settings: config.Settings) -> list[MirrorSource]:
+    """The mirrors serve is given; a mirrors file that cannot be read, or is wrong, exits 1
+    naming its flag or variable."""
     try:
         return settings.mirror_sources()
     except ValueError as exc:
-        raise SystemExit(f"cachegraph: error: {given_as('mirrors_file')}: {exc}") from None
+        flag = _given_as(args, "mirrors_file")
+        raise SystemExit(f"cachegraph: error: {flag}: {exc}") from None
 
 
 def _listen(host: str, port: int) -> socket.socket:
