@@ -467,17 +467,8 @@ def start_servers(work: Path, tree: Path, transports: list[str]) -> dict:
     servers["http"] = StaticServer(nginx, tree, work / "nginx-state", None)
     if "s3" in transports:
         weed = program("weed", Path(sys.executable).parent / "weed")
-        for attempt in range(3):
-            shutil.rmtree(storage(work, "s3"), ignore_errors=True)
-            try:
-                servers["s3"] = SeaweedS3(weed, storage(work, "s3"))
-                break
-            except RuntimeError as exc:
-                # Once, after a 250,000 run, SeaweedFS took more than the tests' minute to
-                # accept a PUT (the machine writing back the run's gigabytes): a lost hour.
-                print(f"  [s3] {str(exc).splitlines()[0]}; starting it again", flush=True)
-                if attempt == 2:
-                    raise
+        shutil.rmtree(storage(work, "s3"), ignore_errors=True)
+        servers["s3"] = SeaweedS3(weed, storage(work, "s3"))
     if "oci" in transports:
         binary = program("docker-registry", "/usr/bin/docker-registry")
         shutil.rmtree(storage(work, "oci"), ignore_errors=True)
@@ -498,6 +489,10 @@ def run_size(size: int, transports: list[str], work: Path, sizes: bool = True) -
     blobs = [index_blob_of(root) for _, _, root in folders]
     result.index_bytes = sum(b.stat().st_size for b in blobs)
     result.specs = spec_count(work, blobs)
+    # publish() points the environment at its S3 server (AWS_ENDPOINT_URL, its keys) for the
+    # servers started after it; left so, the next size's SeaweedFS inherited the keys,
+    # refused anonymous requests and never came up (twice, a lost run each)
+    environment = dict(os.environ)
     servers = start_servers(work, tree, transports)
     try:
         print(f"[remote {size:,}] a refresh of 100 mirrors, nothing changed", flush=True)
@@ -518,6 +513,8 @@ def run_size(size: int, transports: list[str], work: Path, sizes: bool = True) -
     finally:
         for server in servers.values():
             server.stop()
+        os.environ.clear()
+        os.environ.update(environment)
     return result
 
 
