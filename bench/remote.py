@@ -626,6 +626,14 @@ def targets(local: list, remote: list[RemoteResult]) -> list[str]:
                 "≤ 3× idle", during <= 3 * idle)  # fmt: skip
             row("RSS during that rebuild", f"{peak:,.0f} MB (steady {steady:,.0f} + a store "
                 f"{r.store:,.0f})", "≤ steady + one store", peak <= steady + r.store)  # fmt: skip
+        for t in r.transports:  # a round trip on loopback is well under a millisecond
+            row(f"restart with the cache directory over {t.transport} ({r.size:,} specs), "
+                "network up", f"{t.restart_up:.2f} s (a start on the seeds {r.seeds:.2f} s)",
+                "≤ 1 s + a round trip a mirror over a start on the seeds",
+                t.restart_up <= r.seeds + 1)  # fmt: skip
+            row(f"the same, network down ({t.transport}, {r.size:,} specs)",
+                f"{t.restart_down:.2f} s, {'every mirror' if t.stale_down else 'NOT all'} "
+                "served stale", "serves the copies, marked stale", t.stale_down)  # fmt: skip
     return [*lines, ""]
 
 
