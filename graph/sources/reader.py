@@ -73,8 +73,9 @@ class Problem:
         return f"{where}: {self.severity}: {self.message}"
 
 
-#: how the warning of a remote mirror served from its copy ends (its check failed)
-STALE_COPY = "; serving the copy held (stale)"
+#: how the warning of a remote mirror read from its copy ends (its check failed): `serve`
+#: serves it, `validate` validates it
+STALE_COPY = "; reading the copy held (stale)"
 
 
 @dataclass

@@ -266,7 +266,7 @@ def test_a_mirror_reachable_again_is_no_longer_said_stale(http_server, tmp_path)
             "path": url,
             "severity": "warning",
             "message": "no build-cache index (neither v3/manifests/index/index.manifest.json "
-            "nor build_cache/index.json); serving the copy held (stale)",
+            "nor build_cache/index.json); reading the copy held (stale)",
         }]  # fmt: skip
         assert client.get("/readyz").json()["last_load"]["problem_count"] == 1
         away.rename(http_server.root / name)

@@ -215,7 +215,7 @@ def test_with_the_network_down_the_copies_are_served_stale(http_server, tmp_path
     assert graph.store.n == records
     assert [(p.path, p.message, p.severity) for p in report.problems] == [
         (url, "no build-cache index (neither v3/manifests/index/index.manifest.json nor "
-         "build_cache/index.json); serving the copy held (stale)", "warning"),
+         "build_cache/index.json); reading the copy held (stale)", "warning"),
     ]  # fmt: skip
     assert again.watches["develop/mpigdb"].stale
 
@@ -309,7 +309,7 @@ def test_validate_takes_a_site_ca(https_server, test_ca, tmp_path):
     held = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert (held.returncode, held.stdout.splitlines()) == (1, [
         f"{url}: warning: {url}/build_cache/index.json: TLS certificate not trusted "
-        "(--ca-bundle names a site's CA); serving the copy held (stale)",
+        "(--ca-bundle names a site's CA); reading the copy held (stale)",
         "0 pages, 0 spec files, 1 index, 1 mirror: 35 records, 35 specs, 1 tag; 0 errors, "
         "1 warning",
         "tags: develop",
