@@ -30,7 +30,7 @@ from cachegraph.graph.sources.layouts import checked as remote_checked
 from cachegraph.graph.sources.loader import sources_of
 from cachegraph.graph.sources.locations import redacted
 from cachegraph.graph.sources.mirrors import mirrors_file
-from cachegraph.graph.sources.reader import STALE_COPY
+from cachegraph.graph.sources.reader import STALE_COPY, Problem
 from cachegraph.graph.sources.remote import (
     UNUSED_SECONDS,
     MirrorWatch,
@@ -71,6 +71,8 @@ class DataSources:
     #: ``mirrors``, which it listed when last read)
     listing: str = ""
     listed: list[MirrorSource] = field(default_factory=list)
+    #: why the mirrors file could not be read again at the last check ("": it could)
+    listing_error: str = ""
     #: the mirrors the last load read by their index only: a later load reads them whole
     index_first: list[str] = field(default_factory=list)
     #: the sources' fingerprint being worked out, started before the first load
@@ -134,8 +136,13 @@ class DataSources:
         try:
             listed = mirrors_file(self.listing, fetcher, cache_dir)
         except ValueError as exc:
-            log.warning("%s; keeping the %s it listed", exc, counted(len(self.listed), "mirror"))
+            where = redacted(self.listing)
+            why = str(exc).removeprefix(f"{where}: ")
+            kept = counted(len(self.listed), "mirror")
+            self.listing_error = f"{why}; keeping the {kept} it listed"
+            log.warning("%s: %s", where, self.listing_error)
             return False
+        self.listing_error = ""
         if listed == self.listed:
             return False
         named = self.mirrors[: len(self.mirrors) - len(self.listed)]
@@ -447,6 +454,7 @@ class State:
                 self._save_snapshot(key)
                 warm(graph)
                 self.last = Outcome(True, time.time(), report.summary(), problems)
+                self._checked_problems()  # the mirrors file's, which no load reads
                 log.info("reloaded: %s", report.summary())
             del graph
             settle(collect=True)
@@ -486,22 +494,27 @@ class State:
         async with self._lock:
             changed = await anyio.to_thread.run_sync(self.sources.check_sources)
             if not changed:
-                self._forget_recovered()
+                self._checked_problems()
                 return None
         log.info("a remote mirror changed: loading again")
         return await self.reload(checked=True)
 
-    def _forget_recovered(self) -> None:
-        """Drop the served load's warnings that a mirror's copy is served stale, for each
-        mirror whose check succeeds again: its copy is its index (a changed one is loaded
-        again, and the new load says so afresh)."""
+    def _checked_problems(self) -> None:
+        """The served load's problems as the last check found them: without the warnings
+        that a mirror's copy is served stale for each mirror whose check succeeds again (its
+        copy is its index; a changed one is loaded again, and the new load says so afresh),
+        and with the mirrors file's, when it could not be read again (until it can)."""
         report = self.report
         if report is None:
             return
         recovered = {w.url for w in self.sources.watches.values() if not w.error}
+        listing = redacted(self.sources.listing) if self.sources.listing else None
         kept = [p for p in report.problems
-                if not (p.message.endswith(STALE_COPY) and p.path in recovered)]  # fmt: skip
-        if len(kept) == len(report.problems):
+                if not (p.message.endswith(STALE_COPY) and p.path in recovered)
+                and p.path != listing]  # fmt: skip
+        if self.sources.listing_error:
+            kept.append(Problem(listing or "", self.sources.listing_error, severity="warning"))
+        if kept == report.problems:
             return
         report.problems = kept  # one assignment: a reader has the list before or after
         if self.last is not None and self.last.ok:

@@ -23,6 +23,7 @@ MPIGDB = SEEDS / "mirrors" / "mpigdb"
 TEST = SEEDS / "mirrors" / "spack-test" / "unsigned"
 QUERY = """{ stats { specCount } mirrors { name specCount
   freshness { stale error checks lastChange } } }"""
+PROBLEMS = "{ loadStatus { problems { nodes { path severity message } } } }"
 #: enough polls for many refresh periods on the busiest machine; each waits a period
 POLLS = 200
 
@@ -259,9 +260,8 @@ def test_a_mirror_reachable_again_is_no_longer_said_stale(http_server, tmp_path)
         assert _ask(client)["mirrors"][0]["freshness"]["stale"] is False  # the copy is kept
     away = http_server.root / f"{name}.away"
     (http_server.root / name).rename(away)
-    problems = "{ loadStatus { problems { nodes { path severity message } } } }"
     with TestClient(create_app(settings=settings)) as client:
-        said = _ask(client, problems)["loadStatus"]["problems"]["nodes"]
+        said = _ask(client, PROBLEMS)["loadStatus"]["problems"]["nodes"]
         assert said == [{
             "path": url,
             "severity": "warning",
@@ -272,7 +272,7 @@ def test_a_mirror_reachable_again_is_no_longer_said_stale(http_server, tmp_path)
         away.rename(http_server.root / name)
         _until(lambda: _ask(client)["mirrors"][0]["freshness"]["stale"], lambda s: not s,
                "reachable again")  # fmt: skip
-        assert _ask(client, problems)["loadStatus"]["problems"]["nodes"] == []
+        assert _ask(client, PROBLEMS)["loadStatus"]["problems"]["nodes"] == []
         assert client.get("/readyz").json()["last_load"]["problem_count"] == 0
         assert _ask(client)["stats"]["specCount"] == _installs(MPIGDB)
 
@@ -313,12 +313,24 @@ def test_a_remote_mirrors_file_is_read_again_at_each_check_and_kept(http_server,
         stale = [line for line in client.get("/metrics").text.splitlines()
                  if line.startswith("cachegraph_mirror_stale{")]  # fmt: skip
         assert stale == ['cachegraph_mirror_stale{mirror="develop/b"} 0.0']
-        # a broken file: the mirrors it listed are kept, and so is the copy of it held
+        # a broken file: the mirrors it listed are kept, and so is the copy of it held; the
+        # load's problems say so until it reads again
         http_server.replace(url.rsplit("/", 1)[1], b'{"develop": [')
         watch = client.app.state.cache.sources.watches["develop/b"]
         checks = watch.checks
         _until(lambda: watch.checks, lambda n: n >= checks + 2, "checked twice more")
         assert _ask(client, names)["mirrors"] == [served[1]]
+        assert _ask(client, PROBLEMS)["loadStatus"]["problems"]["nodes"] == [{
+            "path": url,
+            "severity": "warning",
+            "message": "not valid JSON: Expecting value; keeping the 1 mirror it listed",
+        }]  # fmt: skip
+        assert client.get("/readyz").json()["last_load"]["problem_count"] == 1
+        http_server.replace(url.rsplit("/", 1)[1], json.dumps(only_b).encode())
+        checks = watch.checks
+        _until(lambda: watch.checks, lambda n: n >= checks + 2, "checked twice more")
+        assert _ask(client, PROBLEMS)["loadStatus"]["problems"]["nodes"] == []
+        assert client.get("/readyz").json()["last_load"]["problem_count"] == 0
     served = [{**m, "freshness": {"stale": True}} for m in served]
     for gone in (url.rsplit("/", 1)[1], first, second):  # the network down, as nginx sees it
         (http_server.root / gone).rename(http_server.root / f"{gone}.away")
