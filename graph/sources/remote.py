@@ -214,11 +214,7 @@ def replace_folder_files(
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(source, target)
     for relative, data in written.items():
-        target = folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        part = target.with_name(f".{target.name}.part")
-        part.write_bytes(data)
-        os.replace(part, target)
+        put_in_place(folder / relative, data)
     for path in sorted(folder.rglob("*"), reverse=True):
         relative = path.relative_to(folder).as_posix()
         kept = relative in wanted or relative.startswith(KEPT_BELOW)
@@ -242,10 +238,16 @@ KEPT_BELOW = ("v3/manifests/spec/", f"{OCI_MANIFESTS}/")
 
 
 def write_state(folder: Path, held: Held) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    part = folder / ".state.json.part"
-    part.write_text(json.dumps(asdict(held), indent=1))
-    os.replace(part, folder / "state.json")
+    put_in_place(folder / "state.json", json.dumps(asdict(held), indent=1).encode())
+
+
+def put_in_place(target: Path, data: bytes) -> None:
+    """Write ``target`` whole beside it (``.NAME.part``), then rename it into place: a
+    reader sees the old file or the new one, never half of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(f".{target.name}.part")
+    part.write_bytes(data)
+    os.replace(part, target)
 
 
 # -- sizes ------------------------------------------------------------------------------
@@ -287,11 +289,7 @@ def fetch_missing(
         in_a_row[0] = 0
         if got.status != 200:
             return False
-        target = copy / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        part = target.with_name(f".{target.name}.part")
-        part.write_bytes(got.data)
-        os.replace(part, target)
+        put_in_place(copy / relative, got.data)
         return True
 
     with ThreadPoolExecutor(CHECKS_AT_ONCE, thread_name_prefix="sizes") as pool:
