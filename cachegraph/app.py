@@ -16,6 +16,7 @@ from types import FrameType
 import strawberry
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
@@ -263,8 +264,43 @@ class CacheGraphApp(Starlette):
         above = stack
         while not isinstance(getattr(above, "app", None), ExceptionMiddleware):
             above = above.app  # ServerErrorMiddleware, ours (outermost first), CORS
+            if isinstance(above, RequestMiddleware):
+                self._requests = above
         above.app = GraphQLFirst(self.graphql, above.app)
         return stack
+
+    _requests: RequestMiddleware | None = None
+
+    def answer_now(
+        self, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
+        """What this app sends for ``POST /graphql`` of ``body`` (whole), worked out at once
+        the way the middleware and the view work it out, when the executor answers it at
+        once (``Executor.answer_now``: one small operation it runs on the event loop) and no
+        ``Origin`` asks for CORS: status, headers and body. None, nothing done, for any other
+        request: the server then gives it to the app as ASGI messages, as every request was.
+
+        Uvicorn's protocol and the ASGI layers cost a small answer more than executing it
+        (docs/benchmarks.md, "Answered at once"): the server's protocol asks this first
+        (``cachegraph.server``).
+        """
+        requests = self._requests
+        if (
+            requests is None
+            or not requests.takes(len(body))
+            or any(name == b"origin" for name, _ in headers)
+        ):
+            return None
+        answer = self.graphql.at_once(Headers(raw=headers), body)
+        if answer is None:
+            return None
+
+        def answered() -> Response:
+            response = answer()  # as LeanCORS answers a request naming no Origin:
+            response.raw_headers = _vary_origin(response.raw_headers)
+            return response
+
+        return requests.answer_now("POST", "/graphql", headers, len(body), answered)
 
 
 class GraphQLFirst:

@@ -22,12 +22,13 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from starlette.responses import Response
 
 from cachegraph import server
 from cachegraph.graph.bounded import BoundedCache
@@ -352,6 +353,12 @@ class Metrics:
             registry=r,
         )
         self.http_stack.labels(*server.stack()).set(1)
+        self.at_once = Counter(
+            "cachegraph_http_answered_at_once",
+            "POST /graphql requests the server's protocol answered at once, without making "
+            "them ASGI messages (one small operation run on the event loop; also in requests)",
+            registry=r,
+        )
         self.remote_mirrors = _RemoteMirrors()
         r.register(self.remote_mirrors)
         self.cache_budget = Gauge(
@@ -389,7 +396,11 @@ class Metrics:
 
 
 def _header(scope: dict, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
+    return _named(scope.get("headers", ()), name)
+
+
+def _named(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
+    for key, value in headers:
         if key == name:
             return value.decode("latin-1")
     return None
@@ -562,8 +573,7 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = _header(scope, b"x-request-id")
-        rid = given if given and _CLIENT_ID.fullmatch(given) else new_request_id()
+        rid = _request_id(_header(scope, b"x-request-id"))
         token = request_id.set(rid)
         scope.setdefault("state", {})["request_id"] = rid
         started = time.perf_counter()
@@ -622,21 +632,67 @@ class RequestMiddleware:
         except Exception:
             log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
             if not response_started:
-                message = f"Internal server error (request id {rid})."
-                body = error_body(message, code="INTERNAL_SERVER_ERROR", requestId=rid)
-                await send_json(send_with_id, 500, body)
+                await send_json(send_with_id, 500, _crashed(rid))
         finally:
             self.in_flight -= held
-            seconds = time.perf_counter() - started
-            route = scope["path"] if scope["path"] in ROUTES else "other"
-            metrics = self.metrics
-            metrics.child(metrics.requests, route, str(status)).inc()
-            metrics.child(metrics.latency, route).observe(seconds)
-            log.info(
-                "%s %s %s",
-                scope["method"],
-                scope["path"],
-                status,
-                extra={"fields": {"status": status, "ms": round(seconds * 1000, 2)}},
-            )
+            self._observed(scope["method"], scope["path"], status, started)
             request_id.reset(token)
+
+    def takes(self, length: int) -> bool:
+        """Whether a body of ``length`` bytes is within the limits now (``__call__`` refuses
+        one that is not, saying which)."""
+        return length <= self.max_body_bytes and self._admits(length)
+
+    def answer_now(
+        self, method: str, path: str, headers: list[tuple[bytes, bytes]], length: int,
+        answer: Callable[[], Response],
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:  # fmt: skip
+        """What ``__call__`` sends for a request whose whole body (``length`` bytes, which
+        it ``takes``) is in hand, when the app below it answers at once: ``answer()``, run
+        under the request's id. Status, headers and body."""
+        rid = _request_id(_named(headers, b"x-request-id"))
+        token = request_id.set(rid)
+        started = time.perf_counter()
+        self.in_flight += length  # held while answered, beside the bodies of the others
+        try:
+            response = answer()
+        except Exception:
+            log.exception("unexpected error answering %s %s", method, path)
+            body = json.dumps(_crashed(rid)).encode()
+            response = Response(body, 500, media_type="application/json")
+        finally:
+            self.in_flight -= length
+        self._observed(method, path, response.status_code, started)
+        self.metrics.at_once.inc()
+        request_id.reset(token)
+        return (
+            response.status_code,
+            [*response.raw_headers, (b"x-request-id", rid.encode())],
+            response.body,
+        )
+
+    def _observed(self, method: str, path: str, status: int, started: float) -> None:
+        """A request answered, in the metrics and the log."""
+        seconds = time.perf_counter() - started
+        route = path if path in ROUTES else "other"
+        metrics = self.metrics
+        metrics.child(metrics.requests, route, str(status)).inc()
+        metrics.child(metrics.latency, route).observe(seconds)
+        log.info(
+            "%s %s %s",
+            method,
+            path,
+            status,
+            extra={"fields": {"status": status, "ms": round(seconds * 1000, 2)}},
+        )
+
+
+def _request_id(given: str | None) -> str:
+    """The client's ``X-Request-Id`` when it is a usable one, else a new id."""
+    return given if given and _CLIENT_ID.fullmatch(given) else new_request_id()
+
+
+def _crashed(rid: str) -> dict:
+    """The body of a 500: no detail of the fault (the log has it), the request's id."""
+    message = f"Internal server error (request id {rid})."
+    return error_body(message, code="INTERNAL_SERVER_ERROR", requestId=rid)

@@ -3,8 +3,11 @@ of the moment (taken once per request: a reload during it does not change its an
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from starlette.datastructures import Headers
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .execution import Executor
@@ -28,6 +31,15 @@ class GraphQLView:
         else:
             response = await self.executor.answer(request, graph)
         await response(scope, receive, send)
+
+    def at_once(self, headers: Headers, body: bytes) -> Callable[[], Response] | None:
+        """The answer to a POST of ``body``, to be worked out at once, when the executor can
+        (``Executor.at_once``); None, nothing done, when it goes the whole way."""
+        graph = self.state.graph
+        op = None if graph is None else self.executor.at_once(headers, body, graph)
+        if op is None:
+            return None
+        return lambda: self.executor.answer_at_once(op, headers, graph)
 
 
 def _wants_ide(request: Request) -> bool:

@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 import orjson
 from graphql import GraphQLError, OperationDefinitionNode
+from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import Response
 from strawberry import Schema
@@ -168,10 +169,51 @@ class Executor:
                 response.background = traced
             else:
                 traced.finish()
-        spent = (time.perf_counter() - started) * 1000
-        # appended as it is: no other part of the answer sets it (MutableHeaders would scan)
-        response.raw_headers.append((b"server-timing", b"answer;dur=%.3f" % spent))
-        return response
+        return _timed(response, started)
+
+    def at_once(self, headers: Headers, body: bytes, graph: CacheGraph) -> Operation | None:
+        """The operation of a POST of ``body`` (whole) that ``answer_at_once`` answers as
+        ``answer`` would: what most requests are, one operation, small, that ran fast on the
+        direct path last time (``runs_inline``) or whose answer is kept, neither the admin's
+        nor traced, nor sent by hash or under trusted documents. None, nothing done, for any
+        other request, which goes the whole way (``answer``).
+
+        The server's HTTP protocol asks this before it makes a request's ASGI messages and
+        task (``cachegraph.server``): for a small answer those cost more than executing it.
+        """
+        if (
+            self.versions.known(graph) is None
+            or self.tracing is not None
+            or self.documents.trusted
+            or len(body) > INLINE_BODY_BYTES
+            or (self.admin is not None and "authorization" in headers)
+            or not headers.get("content-type", "").lower().startswith("application/json")
+        ):
+            return None
+        try:
+            given = orjson.loads(body)
+            op = _operation(given) if isinstance(given, dict) else None
+        except (orjson.JSONDecodeError, BadRequest):
+            return None  # answered the whole way, with its error
+        if op is None or op.extensions is not None:
+            return None
+        kept = self.responses.get(graph, self._key(graph, "POST", op, admin=False))
+        return op if kept is not None or self.runs_inline(op) else None
+
+    def answer_at_once(self, op: Operation, headers: Headers, graph: CacheGraph) -> Response:
+        """``answer`` to a POST of the operation ``at_once`` found, on the event loop."""
+        started = time.perf_counter()
+        media = response_media_type(headers.get("accept", ""))
+        ends = time.monotonic() + self.timeout
+        version = self._version(self.versions.of(graph), graph)  # known: at_once
+        [op], tag = self._resolved([op], version)
+        tag = _representation(tag, media)
+        if tag is not None and matches(headers.get("if-none-match"), tag):
+            return _timed(self.validators.not_modified("POST", tag), started)
+        context = Context(graph, request_id.get())
+        key = self._key(graph, "POST", op, admin=False)
+        payload = self._at_once(op, context, "POST", key, ends, inline=True)
+        return _timed(self._response("POST", [payload], False, tag, media, False), started)
 
     async def _answer(self, request: Request, graph: CacheGraph) -> Response:
         media = response_media_type(request.headers.get("accept", ""))
@@ -179,18 +221,14 @@ class Executor:
         try:
             given, batch, small = await self._operations(request)
             ends = time.monotonic() + self.timeout  # the request's, not each operation's
-            version = await self.versions.version(graph)
-            checks = mirror_checks(graph)
-            if checks:  # a check of a remote mirror changes its freshness fields
-                version = f"{version}.{checks}"
+            version = self._version(await self.versions.version(graph), graph)
             if small:
                 resolved, tag = self._resolved(given, version)
             else:  # hashing megabytes of text: not on the loop
                 resolved, tag = await anyio.to_thread.run_sync(self._resolved, given, version)
             if admin:  # their answers show the server's paths: neither validated nor kept
                 tag = None
-            if tag is not None and media == GRAPHQL_RESPONSE:  # another representation
-                tag = tag[:-1] + '-g"'
+            tag = _representation(tag, media)
             if tag is not None and matches(request.headers.get("if-none-match"), tag):
                 return self.validators.not_modified(request.method, tag)
             payloads = [
@@ -203,14 +241,27 @@ class Executor:
             return Response(orjson.dumps(error_body(exc.message)), exc.status, media_type=media)
         except ClientDisconnect:
             return Response(status_code=400)  # no one reads it
+        return self._response(request.method, payloads, batch, tag, media, admin)
+
+    def _response(
+        self, method: str, payloads: list[bytes], batch: bool, tag: str | None, media: str,
+        admin: bool,
+    ) -> Response:  # fmt: skip
         status = 200
         if media == GRAPHQL_RESPONSE and not batch:
             payloads[0], status = _as_graphql_response(payloads[0])
         body = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
-        response = self.validators.respond(request.method, tag, body, payloads, status, media)
+        response = self.validators.respond(method, tag, body, payloads, status, media)
         if admin:
             response.headers["cache-control"] = "private, no-store"
         return response
+
+    @staticmethod
+    def _version(version: str, graph: CacheGraph) -> str:
+        """The data version of the answers: the graph's, and its remote mirrors' checks (a
+        check changes their freshness fields)."""
+        checks = mirror_checks(graph)
+        return f"{version}.{checks}" if checks else version
 
     def from_admin(self, request: HTTPConnection) -> bool:
         """Whether the request (or WebSocket) carries the admin token as its bearer."""
@@ -281,23 +332,36 @@ class Executor:
         # A large request is neither looked up nor kept: keying it (its variables encoded
         # with sorted keys) holds the interpreter lock about a quarter as long again as
         # parsing it, for an answer rarely asked again (a lockfile's coverage).
-        key = None
-        if small:
-            key = None if admin else self.responses.key(method, op)
-            checks = mirror_checks(graph)
-            if checks and key is not None:  # remote mirrors' freshness changes between reloads
-                key = (*key[:-1], f"{key[-1]}#{checks}")
-            found = self._cached(graph, key)
-            if found is not None:
-                return found
-            if time.monotonic() >= ends:
-                return self._timed_out()
-            if self.runs_inline(op):
-                return self._within_time(lambda: self._respond(op, context, method, key), ends)
-        if time.monotonic() >= ends:
-            return self._timed_out()
+        key = self._key(graph, method, op, admin) if small else None
+        inline = small and self.runs_inline(op)
+        found = self._at_once(op, context, method, key, ends, inline=inline)
+        if found is not None:
+            return found
         work: Callable[[], bytes] = lambda: self._respond(op, context, method, key)  # noqa: E731
         return await self._within_time_in_thread(work, ends)
+
+    def _key(self, graph: CacheGraph, method: str, op: Operation, admin: bool) -> tuple | None:
+        """The operation's key among the kept answers (None: not kept)."""
+        key = None if admin else self.responses.key(method, op)
+        checks = mirror_checks(graph)
+        if checks and key is not None:  # remote mirrors' freshness changes between reloads
+            key = (*key[:-1], f"{key[-1]}#{checks}")
+        return key
+
+    def _at_once(
+        self, op: Operation, context: Context, method: str, key: tuple | None, ends: float,
+        *, inline: bool,
+    ) -> bytes | None:  # fmt: skip
+        """The answer when no thread is needed: kept, past the deadline, or ``inline``
+        (computed on the loop); None when it must be computed in a thread."""
+        found = self._cached(context.graph, key)
+        if found is not None:
+            return found
+        if time.monotonic() >= ends:
+            return self._timed_out()
+        if inline:
+            return self._within_time(lambda: self._respond(op, context, method, key), ends)
+        return None
 
     def runs_inline(self, op: Operation) -> bool:
         """Whether to answer on the event loop: it ran fast on the direct path last time."""
@@ -593,6 +657,20 @@ def _as_graphql_response(payload: bytes) -> tuple[bytes, int]:
     if any("path" in e or (e.get("extensions") or {}).get("limit") == "timeout" for e in errors):
         return payload, 200
     return orjson.dumps({"errors": errors}), 400
+
+
+def _representation(tag: str | None, media: str) -> str | None:
+    """The ETag of an answer in ``media``: ``application/graphql-response+json`` is another
+    representation of it than ``application/json``."""
+    return tag[:-1] + '-g"' if tag is not None and media == GRAPHQL_RESPONSE else tag
+
+
+def _timed(response: Response, started: float) -> Response:
+    """The response with the time its answer took (``Server-Timing``), appended as it is:
+    no other part of the answer sets it (MutableHeaders would scan)."""
+    spent = (time.perf_counter() - started) * 1000
+    response.raw_headers.append((b"server-timing", b"answer;dur=%.3f" % spent))
+    return response
 
 
 def schema_extensions(limits: Limits, *, traced: bool = False) -> list:
