@@ -651,20 +651,24 @@ class RequestMiddleware:
         it ``takes``) is in hand, when the app below it answers at once: ``answer()``, run
         under the request's id. Status, headers and body."""
         rid = _request_id(_named(headers, b"x-request-id"))
+        # Set in the event loop's own context, not a task's copy of it: reset before
+        # anything else runs there, or every task made after would see this request's id.
         token = request_id.set(rid)
-        started = time.perf_counter()
-        self.in_flight += length  # held while answered, beside the bodies of the others
         try:
-            response = answer()
-        except Exception:
-            log.exception("unexpected error answering %s %s", method, path)
-            body = json.dumps(_crashed(rid)).encode()
-            response = Response(body, 500, media_type="application/json")
+            started = time.perf_counter()
+            self.in_flight += length  # held while answered, beside the bodies of the others
+            try:
+                response = answer()
+            except Exception:
+                log.exception("unexpected error answering %s %s", method, path)
+                body = json.dumps(_crashed(rid)).encode()
+                response = Response(body, 500, media_type="application/json")
+            finally:
+                self.in_flight -= length
+            self._observed(method, path, response.status_code, started)
+            self.metrics.at_once.inc()
         finally:
-            self.in_flight -= length
-        self._observed(method, path, response.status_code, started)
-        self.metrics.at_once.inc()
-        request_id.reset(token)
+            request_id.reset(token)
         return (
             response.status_code,
             [*response.raw_headers, (b"x-request-id", rid.encode())],

@@ -16,6 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
+from cachegraph.observe import Metrics, RequestMiddleware, request_id
 from tests.app.test_connections import STACKS, read_to_end
 from tests.app.test_serve import free_port, wait_healthy
 
@@ -157,6 +158,31 @@ def test_an_answer_kept_is_given_at_once(seeds_graph):
         )  # fmt: skip
         after = registry.get_sample_value("cachegraph_response_cache_total", {"result": "hit"})
         assert after - before == 1  # counted once, as the whole way counts it
+
+
+def test_a_crash_answering_at_once_is_the_json_500_with_the_request_id():
+    middleware = RequestMiddleware(None, Metrics(), max_body_bytes=100)
+
+    def crash():
+        raise RuntimeError("a fault")
+
+    status, headers, body = middleware.answer_now("POST", "/graphql", JSON_TYPE, 40, crash)
+    rid = dict(headers)[b"x-request-id"].decode()
+    assert (status, json.loads(body)) == (
+        500,
+        {
+            "errors": [
+                {
+                    "message": f"Internal server error (request id {rid}).",
+                    "extensions": {"code": "INTERNAL_SERVER_ERROR", "requestId": rid},
+                }
+            ]
+        },
+    )
+    assert middleware.in_flight == 0 and request_id.get() is None  # reset
+    counted = middleware.metrics.registry.get_sample_value
+    assert counted("cachegraph_requests_total", {"route": "/graphql", "status": "500"}) == 1
+    assert counted("cachegraph_http_answered_at_once_total") == 1
 
 
 # -- over HTTP, on the server's own stack -------------------------------------------------

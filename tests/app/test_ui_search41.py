@@ -48,16 +48,15 @@ def _compilers_shown(watched: Watched, path: str) -> list[str]:
 
 
 def test_a_compiler_under_its_old_name_is_one_facet_entry_under_spacks_current_name(
-    browser, tmp_path
+    browser, tmp_path, shared_data
 ):
     """The shared pages record ``oneapi@=2024.2.1``: Spack 1.1 names that compiler's package
     ``intel-oneapi-compilers`` (``spack.aliases.LEGACY_COMPILER_TO_BUILTIN``, applied by
     ``spack.spec_parser.SpecParser``'s ``%`` edges). The facet shows one entry under the current
     name, its count the records'; the old name still filters to the same specs."""
-    from tests.conftest import SHARED_DATA
     from tests.rawpages import raw_pages
 
-    pages = SHARED_DATA / "develop" / "adiak"
+    pages = shared_data / "develop" / "adiak"
     records = [r for page in raw_pages(pages) for r in page.records]
     recorded: dict[str, int] = {}
     for r in records:
