@@ -1,6 +1,9 @@
 """Issue 43 item 2: a small answer's processor time in the app alone, without sockets.
 
-    python -m bench.inprocess [--requests 3000] [--data TREE] {healthz,typename,point,scoped}
+    python -m bench.inprocess [--requests 3000] [--data TREE] KIND
+
+KIND: healthz, typename, point, scoped, satisfies (with ``--data``: bench.benchmark's
+``satisfies`` question, first 50 with totalCount).
 
 The app (``create_app``, the bundled data, response cache off) is called as an ASGI app by
 this process on uvloop, each request's body given at once, the answer's messages kept:
@@ -29,6 +32,11 @@ import orjson
 
 POINT = """query($hash: String!) { spec(hash: $hash) { hash compiler { name version }
   target { name } stacks { name } } }"""
+#: bench.benchmark's "satisfies 'name@range: +variant', first 50 with totalCount"
+SATISFIES = (
+    "query($c: String!) { specs(filter: {satisfies: $c}, first: 50) "
+    "{ totalCount nodes { hash version } } }"
+)
 #: bench.benchmark's "one package's specs in a stack, by compiler", the same text
 SCOPED = """query($p: String!, $s: String!, $c: String!) { specs(filter:
   {package: $p, stacks: [$s], compiler: $c}, first: 20) { nodes { hash version } } }"""
@@ -56,13 +64,13 @@ async def call(app, method: str, path: str, body: bytes) -> list[dict]:
     return sent
 
 
-async def variables(app, data: str | None) -> tuple[list[str], list[dict]]:
-    """Hashes for the point query and variables of the scoped question."""
+async def variables(app, data: str | None) -> tuple[list[str], list[dict], list[dict]]:
+    """Hashes for the point query, variables of the scoped question and of ``satisfies``."""
     if data:
         from bench.benchmark import sample
 
         drawn = sample(Path(data))
-        return drawn.hashes, drawn.scoped
+        return drawn.hashes, drawn.scoped, drawn.constraints
     first = orjson.dumps(
         {"query": "{ specs(first: 50) { nodes { hash package { name } compiler { name } "
          "stacks { name } } } }"}
@@ -74,7 +82,7 @@ async def variables(app, data: str | None) -> tuple[list[str], list[dict]]:
         for n in nodes
         if n["stacks"] and n["compiler"]
     ]
-    return [node["hash"] for node in nodes], scoped
+    return [node["hash"] for node in nodes], scoped, [{"c": n["package"]["name"]} for n in nodes]
 
 
 async def measure(kind: str, n: int, data: str | None, at_once: bool) -> tuple[float, float]:
@@ -82,7 +90,7 @@ async def measure(kind: str, n: int, data: str | None, at_once: bool) -> tuple[f
 
     app = create_app()
     async with app.router.lifespan_context(app):
-        hashes, scoped = await variables(app, data)
+        hashes, scoped, constraints = await variables(app, data)
         requests = {
             "healthz": [("GET", "/healthz", b"")],
             "typename": [("POST", "/graphql", b'{"query":"{ __typename }"}')],
@@ -90,6 +98,8 @@ async def measure(kind: str, n: int, data: str | None, at_once: bool) -> tuple[f
                       for h in hashes],
             "scoped": [("POST", "/graphql", orjson.dumps({"query": SCOPED, "variables": v}))
                        for v in scoped],
+            "satisfies": [("POST", "/graphql", orjson.dumps({"query": SATISFIES, "variables": v}))
+                          for v in constraints],
         }[kind]  # fmt: skip
         headers = [(b"host", b"localhost"), (b"content-type", b"application/json")]
 
@@ -111,7 +121,7 @@ async def measure(kind: str, n: int, data: str | None, at_once: bool) -> tuple[f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["healthz", "typename", "point", "scoped"])
+    parser.add_argument("kind", choices=["healthz", "typename", "point", "scoped", "satisfies"])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--data", help="a page tree to serve (default: the bundled data)")
     parser.add_argument("--snapshot", help="with --data: a snapshot of it, made when missing")
