@@ -252,6 +252,8 @@ class CacheGraphApp(Starlette):
         self.service = service
         self.state.cache = service.state
         self.graphql = endpoints.view
+        #: the middleware of ids, limits and metrics, once the stack is built
+        self._requests: RequestMiddleware | None = None
 
     def build_middleware_stack(self) -> ASGIApp:
         """Starlette's stack, where POST and GET /graphql go from our middleware (ids,
@@ -269,16 +271,15 @@ class CacheGraphApp(Starlette):
         above.app = GraphQLFirst(self.graphql, above.app)
         return stack
 
-    _requests: RequestMiddleware | None = None
-
     def answer_now(
         self, headers: list[tuple[bytes, bytes]], body: bytes
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
         """What this app sends for ``POST /graphql`` of ``body`` (whole), worked out at once
         the way the middleware and the view work it out, when the executor answers it at
-        once (``Executor.answer_now``: one small operation it runs on the event loop) and no
-        ``Origin`` asks for CORS: status, headers and body. None, nothing done, for any other
-        request: the server then gives it to the app as ASGI messages, as every request was.
+        once (``Executor.at_once``: one small operation it runs on the event loop, or keeps
+        the answer of) and no ``Origin`` asks for CORS: status, headers and body. None,
+        nothing done, for any other request: the server then gives it to the app as ASGI
+        messages, as every request was.
 
         Uvicorn's protocol and the ASGI layers cost a small answer more than executing it
         (docs/benchmarks.md, "Answered at once"): the server's protocol asks this first
