@@ -13,6 +13,9 @@ import time
 import urllib.request
 
 import pytest
+from cachegraph.schema import schema
+from hypothesis import HealthCheck, given, settings
+from hypothesis_graphql import from_schema
 from starlette.testclient import TestClient
 
 from cachegraph import Settings, create_app
@@ -287,3 +290,22 @@ def test_a_connection_answered_at_once_closes_when_asked_or_idle(server):
         assert (b"connection: close\r\n" in got.lower()) == bool(closing)
         assert time.monotonic() - started < 20  # the keep-alive timeout is 1 s
         conn.close()
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(query=from_schema(schema.as_str()))
+def test_every_generated_query_answered_at_once_is_answered_as_the_whole_way(served, query):
+    app, client = served
+    body = json.dumps({"query": query}).encode()
+    for _ in range(2):  # validated, then run on the compiled path if it has one
+        whole_way(client, body, JSON_TYPE)
+    at_once = app.answer_now(JSON_TYPE, body)
+    whole = whole_way(client, body, JSON_TYPE)
+    if at_once is not None:
+        assert (at_once[0], comparable(at_once[1]), at_once[2]) == (
+            whole[0], comparable(whole[1]), whole[2]
+        ), query  # fmt: skip
