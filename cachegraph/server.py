@@ -288,10 +288,9 @@ if _importable("httptools"):
                 self._header_bytes += len(data)
             super().data_received(data)
             if self._whole is not None:  # its body did not come whole in this read
-                if self.transport.is_closing():  # the rest could not be parsed: refused
-                    self._whole = None
-                else:
-                    self._hand_over()
+                parts, self._whole = self._whole, None
+                if not self.transport.is_closing():  # else the rest could not be parsed
+                    self._hand_over(b"".join(parts))
             if self._answered:
                 self._answered = False
                 self._idle()
@@ -323,7 +322,8 @@ if _importable("httptools"):
             self._whole.append(body)
             self._whole_bytes += len(body)
             if self._whole_bytes > AT_ONCE_BODY_BYTES:
-                self._hand_over()
+                parts, self._whole = self._whole, None
+                self._hand_over(b"".join(parts))
 
         def on_message_complete(self) -> None:
             self._in_body = False
@@ -339,9 +339,8 @@ if _importable("httptools"):
                 self.logger.exception("answering a request at once failed")
                 answered = None
             if answered is None:
-                self._start_cycle()
-                self.cycle.body = body
-                super().on_message_complete()
+                self._hand_over(body)
+                super().on_message_complete()  # the body complete
                 return
             self._write(*answered)
 
@@ -366,12 +365,11 @@ if _importable("httptools"):
             if self.cycle is not before:  # a request's cycle, not yet run: one write each
                 self.cycle.__class__ = OneWriteCycle
 
-        def _hand_over(self) -> None:
+        def _hand_over(self, body: bytes) -> None:
             """The request, its body so far, given to the ASGI app as Uvicorn gives it."""
-            parts, self._whole = self._whole or [], None
             self._start_cycle()
-            if parts and self.cycle is not None:
-                self.cycle.body = b"".join(parts)
+            if body:
+                self.cycle.body = body
                 self.cycle.message_event.set()
 
         def _write(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:

@@ -36,10 +36,10 @@ class GraphQLView:
         """The answer to a POST of ``body``, to be worked out at once, when the executor can
         (``Executor.at_once``); None, nothing done, when it goes the whole way."""
         graph = self.state.graph
-        op = None if graph is None else self.executor.at_once(headers, body, graph)
-        if op is None:
+        found = None if graph is None else self.executor.at_once(headers, body, graph)
+        if found is None:
             return None
-        return lambda: self.executor.answer_at_once(op, headers, graph)
+        return lambda: self.executor.answer_at_once(found, headers, graph)
 
 
 def _wants_ide(request: Request) -> bool:

@@ -86,6 +86,10 @@ class Operation:
     extensions: dict[str, Any] | None = None
 
 
+#: what ``Executor.at_once`` finds: the operation, and its key among the kept answers
+AtOnce = tuple[Operation, tuple | None]
+
+
 class BadRequest(Exception):
     """Not a GraphQL request at all: answered with an HTTP status, not a GraphQL result."""
 
@@ -171,8 +175,9 @@ class Executor:
                 traced.finish()
         return _timed(response, started)
 
-    def at_once(self, headers: Headers, body: bytes, graph: CacheGraph) -> Operation | None:
-        """The operation of a POST of ``body`` (whole) that ``answer_at_once`` answers as
+    def at_once(self, headers: Headers, body: bytes, graph: CacheGraph) -> AtOnce | None:
+        """The operation of a POST of ``body`` (whole), with its key among the kept answers,
+        that ``answer_at_once`` answers as
         ``answer`` would: what most requests are, one operation, small, that ran fast on the
         direct path last time (``runs_inline``) or whose answer is kept, neither the admin's
         nor traced, nor sent by hash or under trusted documents. None, nothing done, for any
@@ -197,11 +202,13 @@ class Executor:
             return None  # answered the whole way, with its error
         if op is None or op.extensions is not None:
             return None
-        kept = self.responses.get(graph, self._key(graph, "POST", op, admin=False))
-        return op if kept is not None or self.runs_inline(op) else None
+        key = self._key(graph, "POST", op, admin=False)
+        kept = self.responses.get(graph, key)
+        return (op, key) if kept is not None or self.runs_inline(op) else None
 
-    def answer_at_once(self, op: Operation, headers: Headers, graph: CacheGraph) -> Response:
+    def answer_at_once(self, found: AtOnce, headers: Headers, graph: CacheGraph) -> Response:
         """``answer`` to a POST of the operation ``at_once`` found, on the event loop."""
+        op, key = found
         started = time.perf_counter()
         media = response_media_type(headers.get("accept", ""))
         ends = time.monotonic() + self.timeout
@@ -211,7 +218,6 @@ class Executor:
         if tag is not None and matches(headers.get("if-none-match"), tag):
             return _timed(self.validators.not_modified("POST", tag), started)
         context = Context(graph, request_id.get())
-        key = self._key(graph, "POST", op, admin=False)
         payload = self._at_once(op, context, "POST", key, ends, inline=True)
         return _timed(self._response("POST", [payload], False, tag, media, False), started)
 
