@@ -177,11 +177,11 @@ class Executor:
 
     def at_once(self, headers: Headers, body: bytes, graph: CacheGraph) -> AtOnce | None:
         """The operation of a POST of ``body`` (whole), with its key among the kept answers,
-        that ``answer_at_once`` answers as
-        ``answer`` would: what most requests are, one operation, small, that ran fast on the
-        direct path last time (``runs_inline``) or whose answer is kept, neither the admin's
-        nor traced, nor sent by hash or under trusted documents. None, nothing done, for any
-        other request, which goes the whole way (``answer``).
+        that ``answer_at_once`` answers as ``answer`` would: what most requests are, one
+        operation, small, that ran fast on the direct path last time (``runs_inline``) or
+        whose answer is kept, neither the admin's nor traced, nor sent by hash or under
+        trusted documents. None, nothing done, for any other request, which goes the whole
+        way (``answer``).
 
         The server's HTTP protocol asks this before it makes a request's ASGI messages and
         task (``cachegraph.server``): for a small answer those cost more than executing it.
